@@ -1,0 +1,8 @@
+// Kolesky: dense Cholesky and LU on Kokkos. The one header users include.
+#pragma once
+#include "Kolesky_Config.hpp"
+#include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Flops.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Potrf_Device.hpp"
+#include "host/Kolesky_Potrf.hpp"

@@ -1,0 +1,39 @@
+// Version differences between Kokkos 3.4 and Kokkos 4.x, kept in one place.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <cfloat>
+
+namespace kolesky {
+namespace impl {
+
+// Kokkos 3.x puts the math functions in Kokkos::Experimental; 4.x moved them to Kokkos.
+#if KOKKOS_VERSION >= 30700
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::sqrt;
+#endif
+
+template <class T>
+struct FloatLimits;
+template <>
+struct FloatLimits<float> {
+  static constexpr float max = FLT_MAX;
+  static constexpr float eps = FLT_EPSILON;
+};
+template <>
+struct FloatLimits<double> {
+  static constexpr double max = DBL_MAX;
+  static constexpr double eps = DBL_EPSILON;
+};
+
+KOKKOS_INLINE_FUNCTION int imin(const int a, const int b) { return a < b ? a : b; }
+
+// A pivot is usable when it is positive and finite; written so that NaN fails too.
+template <class T>
+KOKKOS_INLINE_FUNCTION bool usable_pivot(const T d) {
+  return d > T(0) && d <= FloatLimits<T>::max;
+}
+
+}  // namespace impl
+}  // namespace kolesky

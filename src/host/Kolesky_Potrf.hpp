@@ -1,0 +1,154 @@
+// Host-level Cholesky of one matrix: potrf, potrs, posv.
+//
+//   int info = kolesky::potrf(exec, kolesky::Uplo::Lower, A);        // A = L L^T in place
+//   kolesky::potrs(exec, kolesky::Uplo::Lower, A, B);                 // B <- A^{-1} B
+//   int info = kolesky::posv(exec, kolesky::Uplo::Lower, A, B);
+//
+// A: rank-2 View of float or double, any layout, accessible from `exec`. B: rank 1 or 2.
+// info follows LAPACK: 0, or k > 0 when the leading minor of order k is not positive
+// definite (a NaN or an infinite pivot counts as not positive definite). Calls are
+// synchronous: info is on the host when they return.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <type_traits>
+
+#include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Potrf_Device.hpp"
+#include "host/Kolesky_Potrf_Impl.hpp"
+
+namespace kolesky {
+
+struct PotrfOptions {
+  Algo algo = Algo::Default;
+  int block_size = 0;  // Blocked: columns per panel (0: the library's choice)
+  int team_size = 0;   // unblocked variants: threads of the one team (0: the library's choice)
+};
+
+namespace impl {
+
+template <class Exec, class View>
+void check_matrix(const char* routine, const View& a) {
+  static_assert(Kokkos::is_view<View>::value, "kolesky: A must be a Kokkos::View");
+  static_assert(View::rank == 2, "kolesky: A must be a rank-2 View");
+  using T = typename View::non_const_value_type;
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "kolesky: the scalar type must be float or double");
+  if (!Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible)
+    throw_invalid(routine, "A (label '", a.label(), "') lives in memory space ",
+                  View::memory_space::name(), ", which execution space ", Exec::name(),
+                  " cannot access");
+  if (a.extent(0) != a.extent(1))
+    throw_invalid(routine, "A must be square, but its extents are ", a.extent(0), " x ",
+                  a.extent(1));
+  if (a.extent(0) > std::size_t(INT_MAX))
+    throw_invalid(routine, "A's order ", a.extent(0), " exceeds ", INT_MAX);
+}
+
+template <class Exec, class AView, class BView>
+void check_rhs(const char* routine, const AView& a, const BView& b) {
+  static_assert(Kokkos::is_view<BView>::value, "kolesky: B must be a Kokkos::View");
+  static_assert(BView::rank == 1 || BView::rank == 2, "kolesky: B must be a rank-1 or rank-2 View");
+  static_assert(std::is_same<typename AView::non_const_value_type,
+                             typename BView::non_const_value_type>::value,
+                "kolesky: A and B must have the same scalar type");
+  if (!Kokkos::SpaceAccessibility<Exec, typename BView::memory_space>::accessible)
+    throw_invalid(routine, "B (label '", b.label(), "') lives in memory space ",
+                  BView::memory_space::name(), ", which execution space ", Exec::name(),
+                  " cannot access");
+  if (b.extent(0) != a.extent(0))
+    throw_invalid(routine, "B has ", b.extent(0), " rows but A is ", a.extent(0), " x ",
+                  a.extent(1));
+  if (BView::rank == 2 && b.extent(1) > std::size_t(INT_MAX))
+    throw_invalid(routine, "B has ", b.extent(1), " columns, more than ", INT_MAX);
+}
+
+template <class Exec, class T>
+int potrf_strided(const Exec& exec, const int n, const Strided<T> a, const PotrfOptions& opt) {
+  if (n == 0) return 0;
+  InfoView<Exec> info("kolesky::info", 1);  // zero-initialised, ordered on exec below
+  Kokkos::deep_copy(exec, info, 0);
+  switch (opt.algo) {
+    case Algo::Crout:
+      team_potrf<Algo::Crout>(exec, n, a, info, 0, opt.team_size);
+      break;
+    case Algo::Banachiewicz:
+      team_potrf<Algo::Banachiewicz>(exec, n, a, info, 0, opt.team_size);
+      break;
+    case Algo::RightLooking:
+      team_potrf<Algo::RightLooking>(exec, n, a, info, 0, opt.team_size);
+      break;
+    case Algo::Default:
+    case Algo::Blocked:
+      blocked_potrf(exec, n, a, info, opt.block_size);
+      break;
+  }
+  return fetch_info(exec, info);
+}
+
+}  // namespace impl
+
+template <class ExecSpace, class AView>
+int potrf(const ExecSpace& exec, const Uplo uplo, const AView& a, const PotrfOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("potrf", a);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
+    const auto l = uplo == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a)
+                                       : impl::lower_of<Uplo::Upper>(a);
+    return impl::potrf_strided(exec, int(a.extent(0)), l, opt);
+  }
+  return -1;  // unreachable: check_matrix threw
+}
+
+template <class ExecSpace, class AView>
+int potrf(const ExecSpace& exec, const Uplo uplo, const AView& a, const Algo algo) {
+  PotrfOptions opt;
+  opt.algo = algo;
+  return potrf(exec, uplo, a, opt);
+}
+
+// On the View's default execution space.
+template <class AView>
+int potrf(const Uplo uplo, const AView& a, const PotrfOptions& opt = {}) {
+  return potrf(typename AView::execution_space(), uplo, a, opt);
+}
+
+// Solve with the factor from potrf. B is overwritten by the solution.
+template <class ExecSpace, class AView, class BView>
+void potrs(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b) {
+  impl::check_matrix<ExecSpace>("potrs", a);
+  impl::check_rhs<ExecSpace>("potrs", a, b);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename BView::memory_space>::accessible) {
+    using T = typename BView::non_const_value_type;
+    const auto l = uplo == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a)
+                                       : impl::lower_of<Uplo::Upper>(a);
+    impl::potrs_strided<ExecSpace, T>(exec, int(a.extent(0)), impl::nrhs_of(b),
+                                      impl::Strided<const T>{l.p, l.rs, l.cs}, impl::rhs_of(b));
+    exec.fence();
+  }
+}
+
+template <class AView, class BView>
+void potrs(const Uplo uplo, const AView& a, const BView& b) {
+  potrs(typename AView::execution_space(), uplo, a, b);
+}
+
+// Factor and solve. On info != 0, B is left unchanged.
+template <class ExecSpace, class AView, class BView>
+int posv(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
+         const PotrfOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("posv", a);
+  impl::check_rhs<ExecSpace>("posv", a, b);
+  const int info = potrf(exec, uplo, a, opt);
+  if (info == 0) potrs(exec, uplo, a, b);
+  return info;
+}
+
+template <class AView, class BView>
+int posv(const Uplo uplo, const AView& a, const BView& b, const PotrfOptions& opt = {}) {
+  return posv(typename AView::execution_space(), uplo, a, b, opt);
+}
+
+}  // namespace kolesky

@@ -1,0 +1,152 @@
+// Host-side oracles for the unit tests: random SPD matrices, residuals in double precision.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "common/Kolesky_Types.hpp"
+
+namespace kolesky {
+namespace test {
+
+#ifndef KOLESKY_TEST_EXECSPACE
+#error "KOLESKY_TEST_EXECSPACE must name the execution space under test"
+#endif
+using ExecSpace = KOLESKY_TEST_EXECSPACE;
+using MemSpace = ExecSpace::memory_space;
+
+// Column-major dense matrix in double, the oracle's working type.
+struct Dense {
+  int n = 0, m = 0;  // rows, columns
+  std::vector<double> v;
+  Dense() = default;
+  Dense(int rows, int cols, double x = 0) : n(rows), m(cols), v(std::size_t(rows) * cols, x) {}
+  double& operator()(int i, int j) { return v[i + std::size_t(j) * n]; }
+  double operator()(int i, int j) const { return v[i + std::size_t(j) * n]; }
+};
+
+inline Dense random_matrix(int n, int m, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Dense a(n, m);
+  for (auto& x : a.v) x = u(gen);
+  return a;
+}
+
+// A = M M^T / n + I: SPD with condition number of a few tens, rounded to T so that the
+// oracle factors exactly the matrix the library sees.
+template <class T>
+Dense random_spd(int n, unsigned seed) {
+  const Dense m = random_matrix(n, n, seed);
+  Dense a(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) {
+      double s = 0;
+      for (int k = 0; k < n; ++k) s += m(i, k) * m(j, k);
+      s = s / n + (i == j ? 1.0 : 0.0);
+      a(i, j) = a(j, i) = double(T(s));
+    }
+  return a;
+}
+
+inline double norm1(const Dense& a) {
+  double best = 0;
+  for (int j = 0; j < a.m; ++j) {
+    double s = 0;
+    for (int i = 0; i < a.n; ++i) s += std::abs(a(i, j));
+    best = std::max(best, s);
+  }
+  return best;
+}
+
+template <class T>
+constexpr double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+// LAPACK's potrf test ratio ||A - L L^T||_1 / (n ||A||_1 eps); L lower triangular.
+template <class T>
+double potrf_ratio(const Dense& a, const Dense& l) {
+  const int n = a.n;
+  if (n == 0) return 0;
+  Dense r(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      double s = 0;
+      for (int k = 0; k <= std::min(i, j); ++k) s += l(i, k) * l(j, k);
+      r(i, j) = a(i, j) - s;
+    }
+  return norm1(r) / (n * norm1(a) * eps<T>());
+}
+
+// Backward error of a solve, worst column: ||b - A x||_1 / (||A||_1 ||x||_1 n eps).
+template <class T>
+double solve_ratio(const Dense& a, const Dense& x, const Dense& b) {
+  const int n = a.n;
+  if (n == 0) return 0;
+  const double an = norm1(a);
+  double worst = 0;
+  for (int r = 0; r < x.m; ++r) {
+    double rn = 0, xn = 0;
+    for (int i = 0; i < n; ++i) {
+      double s = b(i, r);
+      for (int k = 0; k < n; ++k) s -= a(i, k) * x(k, r);
+      rn += std::abs(s);
+      xn += std::abs(x(i, r));
+    }
+    worst = std::max(worst, rn / (an * xn * n * eps<T>()));
+  }
+  return worst;
+}
+
+// The lower-triangular factor held in `f` (Upper: transposed).
+inline Dense factor_of(const Dense& f, Uplo uplo) {
+  Dense l(f.n, f.n);
+  for (int j = 0; j < f.n; ++j)
+    for (int i = j; i < f.n; ++i) l(i, j) = uplo == Uplo::Lower ? f(i, j) : f(j, i);
+  return l;
+}
+
+inline bool in_triangle(Uplo uplo, int i, int j) { return uplo == Uplo::Lower ? i >= j : i <= j; }
+
+// Device view <-> oracle. The triangle not referenced is filled with `other`.
+template <class T, class Layout>
+Kokkos::View<T**, Layout, MemSpace> to_device(const Dense& a, Uplo uplo, double other) {
+  Kokkos::View<T**, Layout, MemSpace> d("A", a.n, a.m);
+  auto h = Kokkos::create_mirror_view(d);
+  for (int j = 0; j < a.m; ++j)
+    for (int i = 0; i < a.n; ++i) h(i, j) = T(in_triangle(uplo, i, j) ? a(i, j) : other);
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+// Every element copied.
+template <class T, class Layout>
+Kokkos::View<T**, Layout, MemSpace> to_device(const Dense& a) {
+  Kokkos::View<T**, Layout, MemSpace> d("B", a.n, a.m);
+  auto h = Kokkos::create_mirror_view(d);
+  for (int j = 0; j < a.m; ++j)
+    for (int i = 0; i < a.n; ++i) h(i, j) = T(a(i, j));
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+template <class View>
+Dense to_host(const View& d) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  if constexpr (View::rank == 1) {
+    Dense a(int(d.extent(0)), 1);
+    for (int i = 0; i < a.n; ++i) a(i, 0) = h(i);
+    return a;
+  } else {
+    Dense a(int(d.extent(0)), int(d.extent(1)));
+    for (int j = 0; j < a.m; ++j)
+      for (int i = 0; i < a.n; ++i) a(i, j) = h(i, j);
+    return a;
+  }
+}
+
+}  // namespace test
+}  // namespace kolesky
