@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One GPU round in two halves, so the device machine spends its time running, not compiling.
+#
+#   scripts/gpu_round.sh build     # here (no GPU needed): provision the cuda prefix, build the
+#                                  # CUDA binaries, stage them in .gpu/ (git-ignored)
+#   scripts/gpu_round.sh run       # on the GPU machine, from the repo root, with .gpu carried:
+#                                  # unit tests, compute-sanitizer, perf, a short table
+#
+# With the device tool: run(command="bash scripts/gpu_round.sh run", carry=[".gpu"]).
+# Logs and JSON land in $OUT (when set) or .gpu/out.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+deps=${KOLESKY_DEPS:-$here/.deps}
+stage=$here/.gpu
+mode=${1:-}
+
+case "$mode" in
+build)
+  bash "$here/scripts/provision.sh" cuda
+  b=$here/build-cuda
+  cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/cuda" \
+    -DCMAKE_CXX_COMPILER="$deps/cuda/bin/nvcc_wrapper" -DKolesky_ENABLE_HEADER_CHECK=OFF >/dev/null
+  targets=(kolesky_unit_cuda kolesky_perf_dense 01_quickstart)
+  cmake --build "$b" -j "$(nproc)" --target "${targets[@]}"
+  rm -rf "$stage"; mkdir -p "$stage"
+  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" \
+     "$b/example/01_quickstart/01_quickstart" "$stage/"
+  strip "$stage"/* 2>/dev/null || true
+  du -sh "$stage"
+  ;;
+run)
+  out=${OUT:-$stage/out}; mkdir -p "$out"
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  export OMP_PROC_BIND=false
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  status=0
+  step() {  # name, command...: run, log, remember failures
+    local name=$1; shift
+    local t0=$SECONDS
+    if "$@" >"$out/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+    printf '%-28s %s  (%ds)\n' "$name" "$r" $((SECONDS - t0)) | tee -a "$out/summary.txt"
+    [ $r = PASS ] || tail -30 "$out/$name.log"
+  }
+  step unit_cuda "$stage/kolesky_unit_cuda"
+  grep -E '^\[  (PASSED|FAILED) ' "$out/unit_cuda.log" || true
+  # Sanitizers on a subset that reaches every kernel family (full runs take too long).
+  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*'
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*'
+  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*'
+  step quickstart "$stage/01_quickstart" 4000
+  tail -4 "$out/quickstart.log"
+  step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192} \
+    --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
+  python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1
+  exit $status
+  ;;
+*)
+  sed -n '2,12p' "$0"; exit 2 ;;
+esac

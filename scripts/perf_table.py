@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Print the dense potrf benchmarks of a Google Benchmark JSON file as a ratio table.
+
+    perf_table.py results.json [--markdown]
+
+One row per (scalar, n): time and GFLOP/s of each implementation, and the ratio of every
+baseline's time to Kolesky's default (> 1 means Kolesky is faster).
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+
+
+def main():
+    path = sys.argv[1]
+    md = "--markdown" in sys.argv
+    data = json.load(open(path))
+    rows = defaultdict(dict)  # (scalar, n) -> impl -> (ms, gflops)
+    impls = []
+    errors = []
+    for b in data["benchmarks"]:
+        m = re.match(r"(.+)<(\w+)>/(\d+)", b["name"])
+        if not m:
+            continue
+        impl, scalar, n = m.group(1), m.group(2), int(m.group(3))
+        if b.get("error_occurred"):
+            errors.append(f'{b["name"]}: {b.get("error_message")}')
+            continue
+        ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+        rows[(scalar, n)][impl] = (ms, b.get("GFLOP/s", 0) / 1e9 if b.get("GFLOP/s", 0) > 1e6 else b.get("GFLOP/s", 0))
+        if impl not in impls:
+            impls.append(impl)
+    ctx = data.get("context", {})
+    print(f'# {ctx.get("device", ctx.get("execution_space", "?"))}, '
+          f'{ctx.get("execution_space", "?")}, git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
+    ref = "kolesky_potrf/Default"
+    baselines = [i for i in impls if i != ref]
+    head = ["scalar", "n"] + [f"{i} ms" for i in impls] + [f"{ref} GF/s"] + [f"{b}/kolesky" for b in baselines]
+    sep = " | " if md else "  "
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print(sep.join(head))
+    for (scalar, n) in sorted(rows, key=lambda k: (k[0], k[1])):
+        r = rows[(scalar, n)]
+        cells = [scalar, str(n)]
+        cells += [f"{r[i][0]:.3f}" if i in r else "-" for i in impls]
+        cells.append(f"{r[ref][1]:.1f}" if ref in r else "-")
+        for b in baselines:
+            cells.append(f"{r[b][0] / r[ref][0]:.2f}" if b in r and ref in r else "-")
+        print(("| " + " | ".join(cells) + " |") if md else sep.join(cells))
+    for e in errors:
+        print("ERROR", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

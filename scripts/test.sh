@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Provision (if needed), build and run the whole test suite on the CPU backends (Serial and
+# OpenMP): unit tests, the header self-containment check, the install test, the perf smoke.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+deps=${KOLESKY_DEPS:-$here/.deps}
+build=${KOLESKY_BUILD:-$here/build}
+bash "$here/scripts/provision.sh" openmp
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/openmp" \
+  -DKolesky_ENABLE_TESTS=ON -DKolesky_ENABLE_PERFTESTS=ON -DKolesky_ENABLE_EXAMPLES=ON >/dev/null
+cmake --build "$build" -j "$(nproc)"
+cd "$build"
+OMP_PROC_BIND=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} ctest --output-on-failure "$@"
