@@ -54,13 +54,17 @@ int main(int argc, char* argv[]) {
           s -= a0(i, k) * x(k);
           row += a0(i, k) < 0 ? -a0(i, k) : a0(i, k);
         }
-        rm = Kokkos::Experimental::fmax(rm, s < 0 ? -s : s);
-        am = Kokkos::Experimental::fmax(am, row);
+        const double as = s < 0 ? -s : s;
+        if (as > rm) rm = as;
+        if (row > am) am = row;
       },
       Kokkos::Max<double>(rmax), Kokkos::Max<double>(amax));
   Kokkos::parallel_reduce(
       "xnorm", Kokkos::RangePolicy<Exec>(0, n),
-      KOKKOS_LAMBDA(const int i, double& v) { v = Kokkos::Experimental::fmax(v, x(i) < 0 ? -x(i) : x(i)); },
+      KOKKOS_LAMBDA(const int i, double& v) {
+        const double ax = x(i) < 0 ? -x(i) : x(i);
+        if (ax > v) v = ax;
+      },
       Kokkos::Max<double>(xmax));
   const double rel = rmax / (amax * xmax);
 
