@@ -26,11 +26,15 @@ build)
   cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" \
      "$b/example/01_quickstart/01_quickstart" "$stage/"
   strip "$stage"/* 2>/dev/null || true
+  # Shared libraries the GPU machine's image lacks (it has CUDA and the C/C++ runtimes).
+  mkdir -p "$stage/lib"
+  for f in "$stage"/*; do [ -f "$f" ] && ldd "$f"; done | awk '/libbenchmark/ {print $3}' \
+    | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
   du -sh "$stage"
   ;;
 run)
   out=${OUT:-$stage/out}; mkdir -p "$out"
-  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  export LD_LIBRARY_PATH=$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   export OMP_PROC_BIND=false
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   status=0

@@ -32,7 +32,7 @@ def main():
         if impl not in impls:
             impls.append(impl)
     ctx = data.get("context", {})
-    print(f'# {ctx.get("device", ctx.get("execution_space", "?"))}, '
+    print(("Run: " if md else "# ") + f'{ctx.get("device", ctx.get("execution_space", "?"))}, '
           f'{ctx.get("execution_space", "?")}, git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
     ref = "kolesky_potrf/Default"
     baselines = [i for i in impls if i != ref]

@@ -23,6 +23,13 @@ int pick_team_size(const Exec& exec, const Policy& policy, const Functor& f, int
   return std::max(1, std::min(wanted, policy.team_size_max(f, Kokkos::ParallelForTag())));
 }
 
+// Level-0 scratch (on-chip on GPUs) when it fits, else level 1 (device memory): a large
+// block size must still work, only slower.
+template <class Policy>
+int scratch_level(const std::size_t bytes) {
+  return bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+}
+
 template <class Exec>
 using InfoView = Kokkos::View<int*, typename Exec::memory_space>;
 
@@ -77,9 +84,10 @@ void panel_trsm(const Exec& exec, const int m, const int kb, const Strided<T> l1
   using Member = typename Policy::member_type;
   constexpr int rows = is_host_space<Exec>() ? 64 : 128;
   const std::size_t bytes = ScratchVec<Exec, T>::shmem_size(std::size_t(kb) * kb);
+  const int level = scratch_level<Policy>(bytes);
   auto body = KOKKOS_LAMBDA(const Member& member) {
     if (info(0) != 0) return;
-    ScratchVec<Exec, T> buf(member.team_scratch(0), std::size_t(kb) * kb);
+    ScratchVec<Exec, T> buf(member.team_scratch(level), std::size_t(kb) * kb);
     const Strided<T> l{buf.data(), 1, kb};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(member, kb * kb), [&](const int t) {
       const int i = t % kb, j = t / kb;
@@ -99,9 +107,9 @@ void panel_trsm(const Exec& exec, const int m, const int kb, const Strided<T> l1
   };
   const int league = (m + rows - 1) / rows;
   Policy probe(exec, league, 1);
-  probe.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
   Policy policy(exec, league, pick_team_size(exec, probe, body, is_host_space<Exec>() ? 1 : rows));
-  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kolesky::potrf_panel_trsm", policy, body);
 }
 
@@ -114,6 +122,7 @@ void trailing_syrk(const Exec& exec, const int m, const int kb, const Strided<T>
   using Member = typename Policy::member_type;
   const int tiles = (m + TB - 1) / TB;
   const std::size_t bytes = 2 * ScratchVec<Exec, T>::shmem_size(std::size_t(kb) * TB);
+  const int level = scratch_level<Policy>(bytes);
   auto body = KOKKOS_LAMBDA(const Member& member) {
     if (info(0) != 0) return;
     // Tile pair (ti >= tj) from the league rank.
@@ -122,8 +131,8 @@ void trailing_syrk(const Exec& exec, const int m, const int kb, const Strided<T>
     while (ti * (ti + 1) / 2 > t) --ti;
     while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
     const int tj = t - ti * (ti + 1) / 2;
-    ScratchVec<Exec, T> pi(member.team_scratch(0), std::size_t(kb) * TB);
-    ScratchVec<Exec, T> pj(member.team_scratch(0), std::size_t(kb) * TB);
+    ScratchVec<Exec, T> pi(member.team_scratch(level), std::size_t(kb) * TB);
+    ScratchVec<Exec, T> pj(member.team_scratch(level), std::size_t(kb) * TB);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(member, kb * TB), [&](const int u) {
       const int r = u % TB, k = u / TB;
       const int i = ti * TB + r, j = tj * TB + r;
@@ -148,9 +157,9 @@ void trailing_syrk(const Exec& exec, const int m, const int kb, const Strided<T>
   };
   const int league = tiles * (tiles + 1) / 2;
   Policy probe(exec, league, 1);
-  probe.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
   Policy policy(exec, league, pick_team_size(exec, probe, body, is_host_space<Exec>() ? 1 : TB));
-  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kolesky::potrf_trailing_syrk", policy, body);
 }
 
