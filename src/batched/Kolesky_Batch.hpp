@@ -1,0 +1,165 @@
+// Batches of small matrices in three physical layouts behind one logical indexing
+// (matrix b, row r, column c):
+//
+//   StridedBatch      each matrix contiguous: a rank-3 View (batch, n, m); LayoutRight is
+//                     row-major matrices, LayoutLeft puts the batch index fastest.
+//   InterleavedBatch  batch index fastest: (r, c) of matrix i at r*m*N + c*N + i, i.e. a
+//                     rank-3 LayoutRight View (n, m, N).
+//   ChunkedBatch      chunks of C matrices, each chunk interleaved: (r, c) of matrix p*C + i
+//                     at p*C*n*m + (r*m + c)*C + i, i.e. a rank-4 LayoutRight View
+//                     (ceil(N/C), n, m, C); the last chunk may be partial.
+//
+// Every layout gives each matrix as a pointer and two strides (impl::Strided), so the same
+// device functions serve all of them.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+#include "common/Kolesky_Error.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+
+namespace kolesky {
+namespace batched {
+
+template <class T, class Layout = Kokkos::LayoutRight,
+          class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct StridedBatch {
+  using value_type = T;
+  using memory_space = MemSpace;
+  using view_type = Kokkos::View<T***, Layout, MemSpace>;
+  view_type data;  // (batch, n, m)
+
+  StridedBatch() = default;
+  explicit StridedBatch(const view_type& v) : data(v) {}
+  StridedBatch(const std::string& label, int batch, int n, int m)
+      : data(label, batch, n, m) {}
+  KOKKOS_INLINE_FUNCTION int size() const { return int(data.extent(0)); }
+  KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(1)); }
+  KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(2)); }
+  KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const { return data(b, r, c); }
+  KOKKOS_INLINE_FUNCTION impl::Strided<T> matrix(int b) const {
+    return {data.data() + b * std::ptrdiff_t(data.stride(0)), std::ptrdiff_t(data.stride(1)),
+            std::ptrdiff_t(data.stride(2))};
+  }
+  // Distance between element (r, c) of matrices b and b + 1.
+  KOKKOS_INLINE_FUNCTION std::ptrdiff_t batch_stride() const { return data.stride(0); }
+  // Consecutive matrices that sit at batch stride 1 (see ChunkedBatch): none to speak of.
+  KOKKOS_INLINE_FUNCTION int chunk() const { return 1; }
+};
+
+template <class T, class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct InterleavedBatch {
+  using value_type = T;
+  using memory_space = MemSpace;
+  using view_type = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;
+  view_type data;  // (n, m, batch)
+
+  InterleavedBatch() = default;
+  explicit InterleavedBatch(const view_type& v) : data(v) {}
+  InterleavedBatch(const std::string& label, int batch, int n, int m)
+      : data(label, n, m, batch) {}
+  KOKKOS_INLINE_FUNCTION int size() const { return int(data.extent(2)); }
+  KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(0)); }
+  KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(1)); }
+  KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const { return data(r, c, b); }
+  KOKKOS_INLINE_FUNCTION impl::Strided<T> matrix(int b) const {
+    return {data.data() + b, std::ptrdiff_t(data.stride(0)), std::ptrdiff_t(data.stride(1))};
+  }
+  KOKKOS_INLINE_FUNCTION std::ptrdiff_t batch_stride() const { return 1; }
+  KOKKOS_INLINE_FUNCTION int chunk() const { return size(); }  // one chunk of everything
+};
+
+template <class T, class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct ChunkedBatch {
+  using value_type = T;
+  using memory_space = MemSpace;
+  using view_type = Kokkos::View<T****, Kokkos::LayoutRight, MemSpace>;
+  view_type data;  // (chunks, n, m, C)
+  int count = 0;   // matrices in use (the last chunk may be partial)
+
+  ChunkedBatch() = default;
+  ChunkedBatch(const view_type& v, int batch) : data(v), count(batch) {
+    if (batch < 0 || std::size_t(batch) > v.extent(0) * v.extent(3))
+      impl::throw_invalid("ChunkedBatch", "batch ", batch, " does not fit ", v.extent(0),
+                          " chunks of ", v.extent(3));
+  }
+  ChunkedBatch(const std::string& label, int batch, int n, int m, int chunk)
+      : data(label, (batch + chunk - 1) / (chunk > 0 ? chunk : 1), n, m, chunk), count(batch) {
+    if (chunk <= 0) impl::throw_invalid("ChunkedBatch", "chunk size must be positive, got ", chunk);
+  }
+  KOKKOS_INLINE_FUNCTION int size() const { return count; }
+  KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(1)); }
+  KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(2)); }
+  KOKKOS_INLINE_FUNCTION int chunk() const { return int(data.extent(3)); }
+  KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const {
+    return data(b / chunk(), r, c, b % chunk());
+  }
+  KOKKOS_INLINE_FUNCTION impl::Strided<T> matrix(int b) const {
+    return {data.data() + (b / chunk()) * std::ptrdiff_t(data.stride(0)) + b % chunk(),
+            std::ptrdiff_t(data.stride(1)), std::ptrdiff_t(data.stride(2))};
+  }
+  KOKKOS_INLINE_FUNCTION std::ptrdiff_t batch_stride() const { return 1; }  // within a chunk
+};
+
+// The chunk size Kolesky uses by default: a warp on NVIDIA GPUs (one coalesced 128-byte
+// line per float element), the SIMD width of double/float on CPUs.
+template <class ExecSpace, class T>
+constexpr int default_chunk() {
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
+    return 32 / int(sizeof(T));  // AVX2: 4 doubles or 8 floats
+  else
+    return 32;
+}
+
+
+template <class B>
+struct is_batch : std::false_type {};
+template <class T, class L, class M>
+struct is_batch<StridedBatch<T, L, M>> : std::true_type {};
+template <class T, class M>
+struct is_batch<InterleavedBatch<T, M>> : std::true_type {};
+template <class T, class M>
+struct is_batch<ChunkedBatch<T, M>> : std::true_type {};
+
+// Host mirrors (same layout, HostSpace) and deep copies between a batch and its mirror.
+template <class T, class L, class M>
+auto create_mirror_view(const StridedBatch<T, L, M>& b) {
+  using H = StridedBatch<T, L, Kokkos::HostSpace>;
+  return H(typename H::view_type(Kokkos::create_mirror_view(b.data)));
+}
+template <class T, class M>
+auto create_mirror_view(const InterleavedBatch<T, M>& b) {
+  using H = InterleavedBatch<T, Kokkos::HostSpace>;
+  return H(typename H::view_type(Kokkos::create_mirror_view(b.data)));
+}
+template <class T, class M>
+auto create_mirror_view(const ChunkedBatch<T, M>& b) {
+  using H = ChunkedBatch<T, Kokkos::HostSpace>;
+  return H(typename H::view_type(Kokkos::create_mirror_view(b.data)), b.count);
+}
+template <class Dst, class Src>
+std::enable_if_t<is_batch<Dst>::value && is_batch<Src>::value> deep_copy(const Dst& dst,
+                                                                         const Src& src) {
+  Kokkos::deep_copy(dst.data, src.data);
+}
+
+// Copy between any two batches of the same shape, on the device: pack a user's strided batch
+// into a fast layout, or unpack results back.
+template <class ExecSpace, class Src, class Dst>
+void copy(const ExecSpace& exec, const Src& src, const Dst& dst) {
+  static_assert(is_batch<Src>::value && is_batch<Dst>::value, "kolesky::batched::copy: batches");
+  if (src.size() != dst.size() || src.rows() != dst.rows() || src.cols() != dst.cols())
+    impl::throw_invalid("batched::copy", "shapes differ: ", src.size(), " x ", src.rows(), " x ",
+                        src.cols(), " vs ", dst.size(), " x ", dst.rows(), " x ", dst.cols());
+  const int n = src.rows(), m = src.cols();
+  // Batch index fastest when the destination is interleaved, so its writes coalesce.
+  Kokkos::parallel_for(
+      "kolesky::batched::copy",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Left>>(
+          exec, {0, 0, 0}, {src.size(), n, m}),
+      KOKKOS_LAMBDA(const int b, const int r, const int c) { dst(b, r, c) = src(b, r, c); });
+}
+
+}  // namespace batched
+}  // namespace kolesky

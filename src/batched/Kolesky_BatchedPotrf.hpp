@@ -1,0 +1,240 @@
+// Batched Cholesky of many small SPD matrices: potrf, potrs, posv.
+//
+//   kolesky::batched::InterleavedBatch<double> a("A", batch, n, n);   // or Strided / Chunked
+//   Kokkos::View<int*> info("info", batch);
+//   kolesky::batched::potrf(exec, kolesky::Uplo::Lower, a, info);
+//
+// One info per matrix (LAPACK's meaning); a matrix that fails does not disturb the others,
+// and on failure its contents are unspecified. Calls are asynchronous on `exec`: fence it
+// before reading info or the factors on the host. A plain rank-3 View (batch, n, n) of any
+// layout is accepted as a StridedBatch.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+
+#include "batched/Kolesky_Batch.hpp"
+#include "batched/Kolesky_BatchedPotrf_Impl.hpp"
+#include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+
+namespace kolesky {
+namespace batched {
+
+struct Options {
+  Kernel kernel = Kernel::Auto;
+  // Variant for the ThreadDirect and TeamScratch kernels (Default: right-looking).
+  Algo algo = Algo::Default;
+  int team_size = 0;  // TeamScratch: threads per matrix (0: by n)
+};
+
+namespace impl {
+
+template <class Exec, class Batch>
+void check_batch(const char* routine, const char* what, const Batch& a, bool square) {
+  static_assert(is_batch<Batch>::value, "kolesky::batched: expected a batch container");
+  using T = typename Batch::value_type;
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "kolesky::batched: the scalar type must be float or double");
+  if (!Kokkos::SpaceAccessibility<Exec, typename Batch::memory_space>::accessible)
+    kolesky::impl::throw_invalid(routine, what, " lives in memory space ",
+                                 Batch::memory_space::name(), ", which execution space ",
+                                 Exec::name(), " cannot access");
+  if (square && a.rows() != a.cols())
+    kolesky::impl::throw_invalid(routine, what, " must hold square matrices, but they are ",
+                                 a.rows(), " x ", a.cols());
+}
+
+template <class Exec, class Info>
+void check_info(const char* routine, const Info& info, int count) {
+  static_assert(Kokkos::is_view<Info>::value && Info::rank == 1 &&
+                    std::is_same<typename Info::value_type, int>::value,
+                "kolesky::batched: info must be a rank-1 View of int");
+  if (!Kokkos::SpaceAccessibility<Exec, typename Info::memory_space>::accessible)
+    kolesky::impl::throw_invalid(routine, "info lives in memory space ",
+                                 Info::memory_space::name(), ", which execution space ",
+                                 Exec::name(), " cannot access");
+  if (info.extent(0) < std::size_t(count))
+    kolesky::impl::throw_invalid(routine, "info has ", info.extent(0), " entries for ", count,
+                                 " matrices");
+}
+
+template <class Batch>
+constexpr bool is_chunked() {
+  return std::is_same<Batch, ChunkedBatch<typename Batch::value_type,
+                                          typename Batch::memory_space>>::value;
+}
+template <class Batch>
+constexpr bool is_interleaved() {
+  return std::is_same<Batch, InterleavedBatch<typename Batch::value_type,
+                                              typename Batch::memory_space>>::value;
+}
+
+// The kernel Auto picks (see docs/performance.md for the measurements behind it).
+template <class Exec, class Batch>
+Kernel choose(const Batch& a) {
+  using T = typename Batch::value_type;
+  const int n = a.rows();
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if constexpr (host) {
+    constexpr int C = default_chunk<Exec, T>();
+    const bool lanes_ok =
+        is_interleaved<Batch>() || (is_chunked<Batch>() && a.chunk() % C == 0);
+    return lanes_ok && a.size() >= C ? Kernel::SimdLanes : Kernel::ThreadDirect;
+  } else {
+    const int reg_max = sizeof(T) == 8 ? 12 : 16;
+    return n <= reg_max ? Kernel::Registers : Kernel::TeamScratch;
+  }
+}
+
+template <Algo A, class Exec, class Batch, class Info>
+void run_algo(const Exec& exec, Uplo uplo, const Batch& a, const Info& info, Kernel k,
+              int team_size) {
+  if (k == Kernel::ThreadDirect)
+    launch_thread_direct<A>(exec, uplo, a, info);
+  else
+    launch_team_scratch<A>(exec, uplo, a, info, team_size);
+}
+
+}  // namespace impl
+
+template <class ExecSpace, class Batch, class Info>
+std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo uplo,
+                                              const Batch& a, const Info& info,
+                                              const Options& opt = {}) {
+  impl::check_batch<ExecSpace>("batched::potrf", "A", a, true);
+  impl::check_info<ExecSpace>("batched::potrf", info, a.size());
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename Batch::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename Info::memory_space>::accessible) {
+    if (a.size() == 0) return;
+    if (a.rows() == 0) {
+      Kokkos::deep_copy(exec, Kokkos::subview(info, Kokkos::make_pair(0, a.size())), 0);
+      return;
+    }
+    using T = typename Batch::value_type;
+    Kernel k = opt.kernel == Kernel::Auto ? impl::choose<ExecSpace>(a) : opt.kernel;
+    if (k == Kernel::Registers && a.rows() > impl::kMaxRegisterN) k = Kernel::TeamScratch;
+    if (k == Kernel::SimdLanes) {
+      constexpr int C = default_chunk<ExecSpace, T>();
+      const bool ok = a.batch_stride() == 1 &&
+                      (!impl::is_chunked<Batch>() || a.chunk() % C == 0) &&
+                      (impl::is_chunked<Batch>() || impl::is_interleaved<Batch>());
+      if (!ok)
+        kolesky::impl::throw_invalid("batched::potrf", "Kernel::SimdLanes needs an interleaved "
+                                     "batch or a chunked one whose chunk is a multiple of ", C);
+      impl::launch_simd_lanes<C>(exec, uplo, a, info);
+      return;
+    }
+    if (k == Kernel::Registers) {
+      impl::dispatch_registers<1>(exec, uplo, a, info, a.rows());
+      return;
+    }
+    switch (opt.algo) {
+      case Algo::Crout:
+        impl::run_algo<Algo::Crout>(exec, uplo, a, info, k, opt.team_size);
+        break;
+      case Algo::Banachiewicz:
+        impl::run_algo<Algo::Banachiewicz>(exec, uplo, a, info, k, opt.team_size);
+        break;
+      default:
+        impl::run_algo<Algo::RightLooking>(exec, uplo, a, info, k, opt.team_size);
+        break;
+    }
+  }
+}
+
+// A rank-3 View (batch, n, n) of any layout, as a StridedBatch.
+template <class ExecSpace, class T, class... P, class Info>
+void potrf(const ExecSpace& exec, const Uplo uplo, const Kokkos::View<T***, P...>& a,
+           const Info& info, const Options& opt = {}) {
+  using V = Kokkos::View<T***, P...>;
+  potrf(exec, uplo,
+        StridedBatch<T, typename V::array_layout, typename V::memory_space>(
+            typename StridedBatch<T, typename V::array_layout, typename V::memory_space>::view_type(a)),
+        info, opt);
+}
+
+namespace impl {
+
+// B <- A^{-1} B for every matrix whose info is 0 (info == nullptr-like: a View of extent 0
+// means all).
+template <class Exec, class ABatch, class BBatch, class Info>
+void potrs_launch(const Exec& exec, const Uplo uplo, const ABatch& a, const BBatch& b,
+                  const Info& info) {
+  using T = typename BBatch::value_type;
+  using kolesky::impl::Strided;
+  const bool lower = uplo == Uplo::Lower;
+  const bool skip = info.extent(0) > 0;
+  const int n = a.rows(), nrhs = b.cols();
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host || n <= 16) {
+    Kokkos::parallel_for(
+        "kolesky::batched::potrs_thread", Kokkos::RangePolicy<Exec>(exec, 0, a.size()),
+        KOKKOS_LAMBDA(const int p) {
+          if (skip && info(p) != 0) return;
+          const auto m0 = a.matrix(p);
+          const auto m = lower ? m0 : m0.transposed();
+          kolesky::impl::SerialPotrsInternal::invoke(n, nrhs, Strided<const T>{m.p, m.rs, m.cs},
+                                                     b.matrix(p));
+        });
+  } else {
+    using Policy = Kokkos::TeamPolicy<Exec>;
+    using Member = typename Policy::member_type;
+    Kokkos::parallel_for(
+        "kolesky::batched::potrs_team", Policy(exec, a.size(), n <= 64 ? 32 : 64),
+        KOKKOS_LAMBDA(const Member& member) {
+          const int p = member.league_rank();
+          if (skip && info(p) != 0) return;
+          const auto m0 = a.matrix(p);
+          const auto m = lower ? m0 : m0.transposed();
+          kolesky::impl::TeamPotrsInternal::invoke(member, n, nrhs,
+                                                   Strided<const T>{m.p, m.rs, m.cs}, b.matrix(p));
+        });
+  }
+}
+
+template <class Exec, class ABatch, class BBatch>
+void check_solve(const char* routine, const ABatch& a, const BBatch& b) {
+  check_batch<Exec>(routine, "A", a, true);
+  check_batch<Exec>(routine, "B", b, false);
+  static_assert(std::is_same<typename ABatch::value_type, typename BBatch::value_type>::value,
+                "kolesky::batched: A and B must have the same scalar type");
+  if (b.size() != a.size())
+    kolesky::impl::throw_invalid(routine, "B holds ", b.size(), " matrices but A holds ",
+                                 a.size());
+  if (b.rows() != a.rows())
+    kolesky::impl::throw_invalid(routine, "B's matrices have ", b.rows(),
+                                 " rows but A's are ", a.rows(), " x ", a.cols());
+}
+
+}  // namespace impl
+
+// Solve with factors from batched::potrf.
+template <class ExecSpace, class ABatch, class BBatch>
+std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> potrs(
+    const ExecSpace& exec, const Uplo uplo, const ABatch& a, const BBatch& b) {
+  impl::check_solve<ExecSpace>("batched::potrs", a, b);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename ABatch::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename BBatch::memory_space>::accessible) {
+    if (a.size() == 0 || a.rows() == 0 || b.cols() == 0) return;
+    impl::potrs_launch(exec, uplo, a, b, Kokkos::View<int*, typename ExecSpace::memory_space>());
+  }
+}
+
+// Factor and solve; matrices that fail keep their right-hand sides unchanged.
+template <class ExecSpace, class ABatch, class BBatch, class Info>
+std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> posv(
+    const ExecSpace& exec, const Uplo uplo, const ABatch& a, const BBatch& b, const Info& info,
+    const Options& opt = {}) {
+  impl::check_solve<ExecSpace>("batched::posv", a, b);
+  potrf(exec, uplo, a, info, opt);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename ABatch::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename BBatch::memory_space>::accessible) {
+    if (a.size() == 0 || a.rows() == 0 || b.cols() == 0) return;
+    impl::potrs_launch(exec, uplo, a, b, info);
+  }
+}
+
+}  // namespace batched
+}  // namespace kolesky

@@ -1,0 +1,254 @@
+// Kernels behind kolesky::batched::potrf / potrs. Each works on any batch layout through
+// Batch::matrix(b) (a pointer and two strides); they differ in where a matrix lives while it
+// is factored: registers, device memory, team scratch, or SIMD lanes across matrices.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include "common/Kolesky_Compat.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+
+namespace kolesky {
+namespace batched {
+
+enum class Kernel {
+  Auto,          // the tuned choice for the backend, n and scalar
+  Registers,     // one thread per matrix, the triangle in registers (compile-time n <= 16)
+  ThreadDirect,  // one thread per matrix, in place in device memory
+  TeamScratch,   // one team per matrix, staged in team scratch memory
+  SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
+};
+
+inline const char* name(Kernel k) {
+  switch (k) {
+    case Kernel::Auto: return "Auto";
+    case Kernel::Registers: return "Registers";
+    case Kernel::ThreadDirect: return "ThreadDirect";
+    case Kernel::TeamScratch: return "TeamScratch";
+    case Kernel::SimdLanes: return "SimdLanes";
+  }
+  return "?";
+}
+
+namespace impl {
+using kolesky::impl::Strided;
+using kolesky::impl::usable_pivot;
+using kolesky::impl::SerialPotrfInternal;
+using kolesky::impl::TeamPotrfInternal;
+
+// Largest n for which the register kernel is compiled (the packed triangle of 16 doubles
+// would need 272 registers; the dispatcher keeps double at n <= 12).
+constexpr int kMaxRegisterN = 16;
+
+// Packed lower triangle, column by column: (i, j), i >= j.
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION constexpr int packed(int i, int j) {
+  return j * N - j * (j - 1) / 2 + (i - j);
+}
+
+// Right-looking Cholesky with the triangle in registers. On failure the matrix is left as it
+// was (the loop runs to the end on a dummy pivot so that it stays fully unrolled).
+template <int N, class T>
+KOKKOS_INLINE_FUNCTION int potrf_registers(const Strided<T> a) {
+  T l[N * (N + 1) / 2];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int j = 0; j < N; ++j)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = j; i < N; ++i) l[packed<N>(i, j)] = a(i, j);
+  int info = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int k = 0; k < N; ++k) {
+    T d = l[packed<N>(k, k)];
+    const bool ok = usable_pivot(d);
+    info = (info == 0 && !ok) ? k + 1 : info;
+    d = ok ? kolesky::impl::sqrt(d) : T(1);
+    l[packed<N>(k, k)] = d;
+    const T inv = T(1) / d;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = k + 1; i < N; ++i) l[packed<N>(i, k)] *= inv;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int j = k + 1; j < N; ++j)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int i = j; i < N; ++i) l[packed<N>(i, j)] -= l[packed<N>(i, k)] * l[packed<N>(j, k)];
+  }
+  if (info == 0) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int j = 0; j < N; ++j)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int i = j; i < N; ++i) a(i, j) = l[packed<N>(i, j)];
+  }
+  return info;
+}
+
+template <int N, class Exec, class Batch, class Info>
+void launch_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+  const bool lower = uplo == Uplo::Lower;
+  Kokkos::parallel_for(
+      "kolesky::batched::potrf_registers", Kokkos::RangePolicy<Exec>(exec, 0, a.size()),
+      KOKKOS_LAMBDA(const int b) {
+        const auto m = a.matrix(b);
+        info(b) = potrf_registers<N>(lower ? m : m.transposed());
+      });
+}
+
+// Runtime n -> compile-time N.
+template <int N, class Exec, class Batch, class Info>
+void dispatch_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
+                        const int n) {
+  if constexpr (N > kMaxRegisterN) {
+    (void)exec, (void)uplo, (void)a, (void)info, (void)n;
+  } else {
+    if (n == N)
+      launch_registers<N>(exec, uplo, a, info);
+    else
+      dispatch_registers<N + 1>(exec, uplo, a, info, n);
+  }
+}
+
+template <Algo A, class Exec, class Batch, class Info>
+void launch_thread_direct(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+  const bool lower = uplo == Uplo::Lower;
+  const int n = a.rows();
+  Kokkos::parallel_for(
+      "kolesky::batched::potrf_thread", Kokkos::RangePolicy<Exec>(exec, 0, a.size()),
+      KOKKOS_LAMBDA(const int b) {
+        const auto m = a.matrix(b);
+        info(b) = SerialPotrfInternal<A>::invoke(n, lower ? m : m.transposed());
+      });
+}
+
+// Copy the lower triangle between two strided matrices with the whole team, the index with
+// the smaller source stride fastest (coalesced for contiguous matrices).
+template <class Member, class T, class U>
+KOKKOS_INLINE_FUNCTION void team_copy_lower(const Member& member, const int n,
+                                            const Strided<T> src, const Strided<U> dst,
+                                            const bool row_fast) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(member, n * n), [&](const int t) {
+    const int u = t % n, v = t / n;
+    const int i = row_fast ? u : v, j = row_fast ? v : u;
+    if (i >= j) dst(i, j) = src(i, j);
+  });
+}
+
+template <class Exec, class T>
+using Scratch =
+    Kokkos::View<T*, typename Exec::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+template <Algo A, class Exec, class Batch, class Info>
+void launch_team_scratch(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
+                         int team_size) {
+  using T = typename Batch::value_type;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const bool lower = uplo == Uplo::Lower;
+  const int n = a.rows();
+  // Odd leading dimension: column accesses of consecutive rows then spread over the banks.
+  const int ld = n | 1;
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(std::size_t(ld) * n);
+  const int level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+  auto body = KOKKOS_LAMBDA(const Member& member) {
+    const int b = member.league_rank();
+    const auto m0 = a.matrix(b);
+    const auto m = lower ? m0 : m0.transposed();
+    Scratch<Exec, T> buf(member.team_scratch(level), std::size_t(ld) * n);
+    const Strided<T> s{buf.data(), 1, ld};
+    const bool row_fast = (m.rs < 0 ? -m.rs : m.rs) <= (m.cs < 0 ? -m.cs : m.cs);
+    team_copy_lower(member, n, m, s, row_fast);
+    member.team_barrier();
+    const int r = TeamPotrfInternal<A>::invoke(member, n, s);
+    member.team_barrier();
+    if (r == 0) team_copy_lower(member, n, s, m, row_fast);
+    Kokkos::single(Kokkos::PerTeam(member), [&]() { info(b) = r; });
+  };
+  if (team_size <= 0) {
+    if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+      team_size = 1;
+    else
+      team_size = n <= 16 ? 32 : n <= 64 ? 64 : 128;
+  }
+  Policy probe(exec, a.size(), 1);
+  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
+  team_size = team_size < probe.team_size_max(body, Kokkos::ParallelForTag())
+                  ? team_size
+                  : probe.team_size_max(body, Kokkos::ParallelForTag());
+  Policy policy(exec, a.size(), team_size);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kolesky::batched::potrf_team", policy, body);
+}
+
+// Host: C consecutive matrices (batch stride 1: interleaved, or one chunk) factored together,
+// the innermost loop over the C lanes so that it vectorizes. A lane that fails continues on a
+// dummy pivot; its info records the failure and its matrix is not trusted.
+template <int C, class T>
+KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* info) {
+  int inf[C];
+  for (int l = 0; l < C; ++l) inf[l] = 0;
+  for (int k = 0; k < n; ++k) {
+    T* akk = &a(k, k);
+    T inv[C];
+    for (int l = 0; l < C; ++l) {
+      const T d = akk[l];
+      const bool ok = usable_pivot(d);
+      inf[l] = (inf[l] == 0 && !ok) ? k + 1 : inf[l];
+      const T s = ok ? kolesky::impl::sqrt(d) : T(1);
+      akk[l] = s;
+      inv[l] = T(1) / s;
+    }
+    for (int i = k + 1; i < n; ++i) {
+      T* aik = &a(i, k);
+      for (int l = 0; l < C; ++l) aik[l] *= inv[l];
+    }
+    for (int j = k + 1; j < n; ++j) {
+      const T* ajk = &a(j, k);
+      for (int i = j; i < n; ++i) {
+        T* aij = &a(i, j);
+        const T* aik = &a(i, k);
+        for (int l = 0; l < C; ++l) aij[l] -= aik[l] * ajk[l];
+      }
+    }
+  }
+  for (int l = 0; l < C; ++l) info[l] = inf[l];
+}
+
+template <int C, class Exec, class Batch, class Info>
+void launch_simd_lanes(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+  const bool lower = uplo == Uplo::Lower;
+  const int n = a.rows(), count = a.size();
+  const int groups = count / C;  // full groups; the tail goes matrix by matrix
+  Kokkos::parallel_for(
+      "kolesky::batched::potrf_lanes", Kokkos::RangePolicy<Exec>(exec, 0, groups),
+      KOKKOS_LAMBDA(const int g) {
+        const auto m = a.matrix(g * C);
+        int r[C];
+        potrf_lanes<C>(n, lower ? m : m.transposed(), r);
+        for (int l = 0; l < C; ++l) info(g * C + l) = r[l];
+      });
+  if (groups * C < count) {
+    Kokkos::parallel_for(
+        "kolesky::batched::potrf_lanes_tail", Kokkos::RangePolicy<Exec>(exec, groups * C, count),
+        KOKKOS_LAMBDA(const int b) {
+          const auto m = a.matrix(b);
+          info(b) = SerialPotrfInternal<Algo::RightLooking>::invoke(n, lower ? m : m.transposed());
+        });
+  }
+}
+
+}  // namespace impl
+}  // namespace batched
+}  // namespace kolesky

@@ -1,0 +1,285 @@
+// Batched potrf / potrs / posv: every layout x kernel x uplo, sizes across register, warp and
+// chunk boundaries, batches around the chunk size, with failing matrices mixed in.
+#include <gtest/gtest.h>
+
+#include <Kolesky.hpp>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "Kolesky_TestUtils.hpp"
+
+namespace kolesky {
+namespace test {
+namespace {
+
+using batched::Kernel;
+constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+constexpr double kOther = 4242.0;
+
+template <class T>
+class Batched : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Batched, Scalars);
+
+constexpr int kNonSpd = 1;  // matrices made to fail
+constexpr int kNan = 3;
+
+struct Case {
+  std::vector<Dense> a, b;
+  std::vector<int> expected;
+};
+
+template <class T>
+Case make_case(int n, int count, int nrhs) {
+  Case c;
+  for (int p = 0; p < count; ++p) {
+    Dense a = random_spd<T>(n, 7919u * p + 31u * n);
+    int e = 0;
+    if (p == kNonSpd) {
+      a(n / 2, n / 2) = -1;
+      e = n / 2 + 1;
+    } else if (p == kNan) {
+      a(n - 1, 0) = a(0, n - 1) = std::numeric_limits<double>::quiet_NaN();
+      e = n;
+    }
+    Dense b = random_matrix(n, nrhs, 13u * p + n);
+    for (auto& x : b.v) x = double(T(x));
+    c.a.push_back(a);
+    c.b.push_back(b);
+    c.expected.push_back(e);
+  }
+  return c;
+}
+
+// Matrices checked in full: the first and last few, the failing ones, a sparse sample.
+bool sampled(int p, int count) { return p < 6 || p >= count - 3 || p % 101 == 0; }
+
+template <class HostBatch>
+void fill(const HostBatch& h, const std::vector<Dense>& m, const Uplo* uplo) {
+  for (int p = 0; p < h.size(); ++p)
+    for (int j = 0; j < h.cols(); ++j)
+      for (int i = 0; i < h.rows(); ++i)
+        h(p, i, j) = (!uplo || in_triangle(*uplo, i, j)) ? m[p](i, j) : kOther;
+}
+
+template <class HostBatch>
+Dense extract(const HostBatch& h, int p) {
+  Dense d(h.rows(), h.cols());
+  for (int j = 0; j < h.cols(); ++j)
+    for (int i = 0; i < h.rows(); ++i) d(i, j) = h(p, i, j);
+  return d;
+}
+
+template <class Batch>
+Batch make_batch(int count, int n, int m, int chunk) {
+  using T = typename Batch::value_type;
+  if constexpr (std::is_same<Batch, batched::ChunkedBatch<T, MemSpace>>::value)
+    return Batch("A", count, n, m, chunk);
+  else
+    return Batch("A", count, n, m);
+}
+
+template <class Batch>
+void check_posv(const int n, const int count, const Uplo uplo, const batched::Options& opt,
+                const int chunk, const int nrhs) {
+  using T = typename Batch::value_type;
+  SCOPED_TRACE("n=" + std::to_string(n) + " batch=" + std::to_string(count) + " uplo=" +
+               name(uplo) + " kernel=" + batched::name(opt.kernel) + " algo=" + name(opt.algo) +
+               " chunk=" + std::to_string(chunk) + " nrhs=" + std::to_string(nrhs));
+  const Case c = make_case<T>(n, count, nrhs);
+  auto a = make_batch<Batch>(count, n, n, chunk);
+  auto b = make_batch<Batch>(count, n, nrhs, chunk);
+  auto ha = batched::create_mirror_view(a);
+  auto hb = batched::create_mirror_view(b);
+  fill(ha, c.a, &uplo);
+  fill(hb, c.b, nullptr);
+  batched::deep_copy(a, ha);
+  batched::deep_copy(b, hb);
+  Kokkos::View<int*, MemSpace> info("info", count);
+  Kokkos::deep_copy(info, -7);  // every entry must be written
+  batched::posv(ExecSpace(), uplo, a, b, info, opt);
+  ExecSpace().fence();
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  batched::deep_copy(ha, a);
+  batched::deep_copy(hb, b);
+  for (int p = 0; p < count; ++p) {
+    ASSERT_EQ(hi(p), c.expected[p]) << "matrix " << p;
+    if (c.expected[p] != 0) {  // its right-hand side is untouched
+      const Dense x = extract(hb, p);
+      for (std::size_t k = 0; k < x.v.size(); ++k) ASSERT_EQ(x.v[k], c.b[p].v[k]) << "matrix " << p;
+      continue;
+    }
+    if (!sampled(p, count)) continue;
+    const Dense f = extract(ha, p);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (!in_triangle(uplo, i, j)) ASSERT_EQ(f(i, j), kOther) << "matrix " << p;
+    EXPECT_LT(potrf_ratio<T>(c.a[p], factor_of(f, uplo)), 30.0) << "matrix " << p;
+    EXPECT_LT(solve_ratio<T>(c.a[p], extract(hb, p), c.b[p]), 30.0) << "matrix " << p;
+  }
+}
+
+template <class T>
+std::vector<batched::Options> kernels_for(int n) {
+  std::vector<batched::Options> v;
+  auto add = [&](Kernel k, Algo a) {
+    batched::Options o;
+    o.kernel = k;
+    o.algo = a;
+    v.push_back(o);
+  };
+  add(Kernel::Auto, Algo::Default);
+  if (n <= batched::impl::kMaxRegisterN) add(Kernel::Registers, Algo::Default);
+  add(Kernel::ThreadDirect, Algo::Crout);
+  add(Kernel::TeamScratch, Algo::RightLooking);
+  if (n <= 33) {
+    add(Kernel::ThreadDirect, Algo::Banachiewicz);
+    add(Kernel::TeamScratch, Algo::Crout);
+  }
+  return v;
+}
+
+const int kSizes[] = {1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 64, 100, 128};
+
+template <class T>
+std::vector<int> batches_for(int n, int chunk) {
+  std::vector<int> v = {1, 7, chunk - 1, chunk + 1};
+  if (n <= 33) v.push_back(1000);
+  return v;
+}
+
+}  // namespace
+
+TYPED_TEST(Batched, StridedLayoutRight) {
+  using T = TypeParam;
+  using B = batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace>;
+  const int chunk = batched::default_chunk<ExecSpace, T>();
+  for (const int n : kSizes)
+    for (const auto& opt : kernels_for<T>(n))
+      for (const int count : batches_for<T>(n, chunk))
+        check_posv<B>(n, count, count % 2 ? Uplo::Lower : Uplo::Upper, opt, chunk, 2);
+}
+
+TYPED_TEST(Batched, StridedLayoutLeft) {
+  using T = TypeParam;
+  using B = batched::StridedBatch<T, Kokkos::LayoutLeft, MemSpace>;
+  for (const int n : {1, 3, 16, 17, 33, 64})
+    for (const auto& opt : kernels_for<T>(n))
+      for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) check_posv<B>(n, 37, uplo, opt, 0, 1);
+}
+
+TYPED_TEST(Batched, Interleaved) {
+  using T = TypeParam;
+  using B = batched::InterleavedBatch<T, MemSpace>;
+  const int chunk = batched::default_chunk<ExecSpace, T>();
+  for (const int n : kSizes) {
+    auto opts = kernels_for<T>(n);
+    if (kHost) {
+      batched::Options o;
+      o.kernel = Kernel::SimdLanes;
+      opts.push_back(o);
+    }
+    for (const auto& opt : opts)
+      for (const int count : batches_for<T>(n, chunk))
+        check_posv<B>(n, count, count % 2 ? Uplo::Upper : Uplo::Lower, opt, chunk, 1);
+  }
+}
+
+TYPED_TEST(Batched, Chunked) {
+  using T = TypeParam;
+  using B = batched::ChunkedBatch<T, MemSpace>;
+  const int def = batched::default_chunk<ExecSpace, T>();
+  for (const int chunk : {def, 3, 2 * def})
+    for (const int n : {1, 2, 5, 8, 16, 17, 32, 33, 64})
+      for (const auto& opt : kernels_for<T>(n))
+        for (const int count : batches_for<T>(n, chunk))
+          check_posv<B>(n, count, count % 2 ? Uplo::Lower : Uplo::Upper, opt, chunk, 3);
+  if (kHost) {
+    batched::Options o;
+    o.kernel = Kernel::SimdLanes;
+    for (const int n : {1, 4, 17, 40})
+      for (const int count : {def - 1, def + 1, 5 * def + 3})
+        check_posv<B>(n, count, Uplo::Lower, o, 2 * def, 2);
+  }
+}
+
+TYPED_TEST(Batched, RankThreeViewIsStrided) {
+  using T = TypeParam;
+  const int n = 5, count = 9;
+  Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> a("A", count, n, n);
+  auto h = Kokkos::create_mirror_view(a);
+  for (int p = 0; p < count; ++p) {
+    const Dense d = random_spd<T>(n, p);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) h(p, i, j) = T(d(i, j));
+  }
+  Kokkos::deep_copy(a, h);
+  Kokkos::View<int*, MemSpace> info("info", count);
+  batched::potrf(ExecSpace(), Uplo::Lower, a, info);
+  ExecSpace().fence();
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  for (int p = 0; p < count; ++p) EXPECT_EQ(hi(p), 0);
+}
+
+TYPED_TEST(Batched, LayoutConversionsRoundTrip) {
+  using T = TypeParam;
+  const int n = 6, m = 4, count = 45;
+  batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace> s("s", count, n, m), back("b", count, n, m);
+  batched::InterleavedBatch<T, MemSpace> il("i", count, n, m);
+  batched::ChunkedBatch<T, MemSpace> ch("c", count, n, m, 8);
+  auto hs = batched::create_mirror_view(s);
+  for (int p = 0; p < count; ++p)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) hs(p, i, j) = T(1000 * p + 10 * i + j);
+  batched::deep_copy(s, hs);
+  batched::copy(ExecSpace(), s, il);
+  batched::copy(ExecSpace(), il, ch);
+  batched::copy(ExecSpace(), ch, back);
+  ExecSpace().fence();
+  auto hb = batched::create_mirror_view(back);
+  batched::deep_copy(hb, back);
+  auto hc = batched::create_mirror_view(ch);
+  batched::deep_copy(hc, ch);
+  for (int p = 0; p < count; ++p)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) {
+        ASSERT_EQ(hb(p, i, j), T(1000 * p + 10 * i + j));
+        // Physical position in the chunked layout, as documented.
+        ASSERT_EQ(hc.data.data()[(p / 8) * 8 * n * m + (i * m + j) * 8 + p % 8], hb(p, i, j));
+      }
+}
+
+TYPED_TEST(Batched, EmptyAndBadArguments) {
+  using T = TypeParam;
+  batched::InterleavedBatch<T, MemSpace> a("A", 4, 3, 3), rect("R", 4, 3, 2), b("B", 5, 3, 1);
+  batched::InterleavedBatch<T, MemSpace> empty("E", 0, 3, 3), zero("Z", 4, 0, 0);
+  Kokkos::View<int*, MemSpace> info("info", 4), short_info("s", 3);
+  EXPECT_NO_THROW(batched::potrf(ExecSpace(), Uplo::Lower, empty, info));
+  Kokkos::deep_copy(info, 9);
+  batched::potrf(ExecSpace(), Uplo::Lower, zero, info);
+  ExecSpace().fence();
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  for (int p = 0; p < 4; ++p) EXPECT_EQ(hi(p), 0);
+  EXPECT_THROW(batched::potrf(ExecSpace(), Uplo::Lower, rect, info), kolesky::invalid_argument);
+  EXPECT_THROW(batched::potrf(ExecSpace(), Uplo::Lower, a, short_info), kolesky::invalid_argument);
+  EXPECT_THROW(batched::posv(ExecSpace(), Uplo::Lower, a, b, info), kolesky::invalid_argument);
+  batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace> s("S", 8, 3, 3);
+  Kokkos::View<int*, MemSpace> info8("info8", 8);
+  batched::Options o;
+  o.kernel = Kernel::SimdLanes;  // needs batch stride 1
+  if (kHost) {
+    const std::string m = [&] {
+      try {
+        batched::potrf(ExecSpace(), Uplo::Lower, s, info8, o);
+      } catch (const kolesky::invalid_argument& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    }();
+    EXPECT_NE(m.find("SimdLanes"), std::string::npos) << m;
+  }
+}
+
+}  // namespace test
+}  // namespace kolesky
