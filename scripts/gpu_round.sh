@@ -20,10 +20,10 @@ build)
   b=$here/build-cuda
   cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/cuda" \
     -DCMAKE_CXX_COMPILER="$deps/cuda/bin/nvcc_wrapper" -DKolesky_ENABLE_HEADER_CHECK=OFF >/dev/null
-  targets=(kolesky_unit_cuda kolesky_perf_dense 01_quickstart)
+  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_batched 01_quickstart)
   cmake --build "$b" -j "$(nproc)" --target "${targets[@]}"
   rm -rf "$stage"; mkdir -p "$stage"
-  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" \
+  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" "$b/perf_test/kolesky_perf_batched" \
      "$b/example/01_quickstart/01_quickstart" "$stage/"
   strip "$stage"/* 2>/dev/null || true
   # Shared libraries the GPU machine's image lacks (it has CUDA and the C/C++ runtimes).
@@ -48,15 +48,18 @@ run)
   step unit_cuda "$stage/kolesky_unit_cuda"
   grep -E '^\[  (PASSED|FAILED) ' "$out/unit_cuda.log" || true
   # Sanitizers on a subset that reaches every kernel family (full runs take too long).
-  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*'
+  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*RoundTrip*'
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*'
-  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*'
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*'
+  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*'
   step quickstart "$stage/01_quickstart" 4000
   tail -4 "$out/quickstart.log"
   step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192} \
     --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
   python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1
+  step perf_batched "$stage/kolesky_perf_batched" ${KOLESKY_BATCHED_ARGS:-} --benchmark_min_time=0.1 \
+    --benchmark_out="$out/perf_batched.json" --benchmark_out_format=json
+  python3 "$here/scripts/perf_table.py" --batched "$out/perf_batched.json" || status=1
   exit $status
   ;;
 *)

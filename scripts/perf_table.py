@@ -12,9 +12,66 @@ import sys
 from collections import defaultdict
 
 
+def load(path):
+    data = json.load(open(path))
+    out, errors = {}, []
+    for b in data["benchmarks"]:
+        m = re.match(r"(.+)<(\w+)>/(\d+)", b["name"])
+        if not m:
+            continue
+        if b.get("error_occurred"):
+            errors.append(f'{b["name"]}: {b.get("error_message")}')
+            continue
+        ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+        out[(m.group(1), m.group(2), int(m.group(3)))] = (ms, b)
+    return data, out, errors
+
+
+def batched(path, md, copy_gbs=3000.0):
+    """Batched table: best Kolesky layout vs cuSOLVER / LAPACK loop, and % of copy bandwidth."""
+    data, res, errors = load(path)
+    ctx = data.get("context", {})
+    print(("Run: " if md else "# ") + f'{ctx.get("device", ctx.get("execution_space", "?"))}, '
+          f'git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
+    layouts = ["kolesky_batched/strided", "kolesky_batched/interleaved", "kolesky_batched/chunked"]
+    bases = [b for b in ["cusolver_potrfBatched", "lapack_potrf_loop", "kokkoskernels_serial_lu"]
+             if any(k[0] == b for k in res)]
+    head = ["scalar", "n", "batch"] + [l.split("/")[1] + " ms" for l in layouts] + \
+        ["best GB/s", "% of copy"] + [f"{b} ms" for b in bases] + [f"{b}/best" for b in bases] + \
+        ["convert ms"]
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print("  ".join(head))
+    keys = sorted({(k[1], k[2]) for k in res})
+    for scalar, n in keys:
+        t = {l: res.get((l, scalar, n)) for l in layouts}
+        have = [v for v in t.values() if v]
+        if not have:
+            continue
+        best = min(have, key=lambda v: v[0])
+        gbs = best[1].get("GB/s", 0)
+        cells = [scalar, str(n), str(int(best[1].get("batch", 0)))]
+        cells += [f"{t[l][0]:.3f}" if t[l] else "-" for l in layouts]
+        cells += [f"{gbs:.0f}", f"{100 * gbs / copy_gbs:.0f}" if copy_gbs else "-"]
+        cells += [f"{res[(b, scalar, n)][0]:.3f}" if (b, scalar, n) in res else "-" for b in bases]
+        cells += [f"{res[(b, scalar, n)][0] / best[0]:.2f}" if (b, scalar, n) in res else "-" for b in bases]
+        c = res.get(("convert_strided_to_interleaved", scalar, n))
+        cells.append(f"{c[0]:.3f}" if c else "-")
+        print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
+    for e in errors:
+        print("ERROR", e)
+    return 1 if errors else 0
+
+
 def main():
-    path = sys.argv[1]
     md = "--markdown" in sys.argv
+    if "--batched" in sys.argv:
+        path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
+        host = "--host" in sys.argv
+        return batched(path, md, 0.0 if host else 3000.0)
+    path = sys.argv[1]
     data = json.load(open(path))
     rows = defaultdict(dict)  # (scalar, n) -> impl -> (ms, gflops)
     impls = []

@@ -1,0 +1,334 @@
+// Batched Cholesky of many small SPD matrices: Kolesky in each layout against cuSOLVER
+// potrfBatched (CUDA), a loop of LAPACK potrf (host, one matrix per thread) and Kokkos
+// Kernels' batched LU (KokkosBatched::SerialLU: Kokkos Kernels has no batched Cholesky).
+//
+//   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N] [--quick] [--kernels] [bm flags]
+//
+// GB/s counts each matrix read once and written once (2 n^2 s bytes), as anchors.md does.
+// Every benchmark checks a sample of its factors after timing.
+#include <benchmark/benchmark.h>
+
+#include <KokkosBatched_LU_Decl.hpp>
+#include <KokkosBatched_LU_Serial_Impl.hpp>
+#include <Kokkos_Core.hpp>
+#include <Kolesky.hpp>
+#include <Kolesky_Cusolver.hpp>
+#include <Kolesky_Lapack.hpp>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+#ifdef KOLESKY_HAVE_CUSOLVER
+#include <cusolverDn.h>
+#endif
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+constexpr bool kHost = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+int g_batch_override = 0;
+
+// Batch count: 131072 on the GPU (at most 2 GiB of matrices), 8192 on the host.
+int batch_for(int n, std::size_t s) {
+  if (g_batch_override > 0) return g_batch_override;
+  std::size_t b = kHost ? 8192 : 131072;
+  const std::size_t cap = std::size_t(2) << 30;
+  while (b > 1024 && b * n * n * s > cap) b /= 2;
+  return int(b);
+}
+
+// Symmetric, entries in (-1, 1), diagonal n + 1 + p % 3: SPD, different per matrix.
+template <class Batch>
+void fill_spd(const Batch& a) {
+  using T = typename Batch::value_type;
+  const int n = a.rows();
+  Kokkos::parallel_for(
+      "fill", Kokkos::RangePolicy<Exec>(0, a.size()), KOKKOS_LAMBDA(const int p) {
+        unsigned x = 2654435761u * (p + 1);
+        for (int j = 0; j < n; ++j)
+          for (int i = j; i < n; ++i) {
+            x = x * 1664525u + 1013904223u;
+            const T v = i == j ? T(n + 1 + p % 3) : T(int(x >> 9) % 2001 - 1000) / T(1000);
+            a(p, i, j) = v;
+            a(p, j, i) = v;
+          }
+      });
+  Kokkos::fence();
+}
+
+// Residual ratio of a few factored matrices against the originals (lower factor).
+template <class Batch>
+double check_sample(const Batch& orig, const Batch& fact) {
+  auto ho = kolesky::batched::create_mirror_view(orig);
+  auto hf = kolesky::batched::create_mirror_view(fact);
+  kolesky::batched::deep_copy(ho, orig);
+  kolesky::batched::deep_copy(hf, fact);
+  const int n = orig.rows();
+  double worst = 0;
+  for (int p : {0, 1, orig.size() / 2, orig.size() - 1}) {
+    double rn = 0, an = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = 0;
+        for (int k = 0; k <= j; ++k) s += double(hf(p, i, k)) * double(hf(p, j, k));
+        rn = std::max(rn, std::abs(s - double(ho(p, i, j))));
+        an = std::max(an, std::abs(double(ho(p, i, j))));
+      }
+    const double eps = sizeof(typename Batch::value_type) == 4 ? 1.2e-7 : 2.2e-16;
+    worst = std::max(worst, rn / (n * an * eps));
+  }
+  return worst;
+}
+
+void counters(benchmark::State& st, int n, int batch, std::size_t s) {
+  st.counters["n"] = n;
+  st.counters["batch"] = batch;
+  st.counters["GB/s"] = benchmark::Counter(2.0 * batch * n * n * s * 1e-9,
+                                           benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(double(batch) * n * n * n / 3.0 * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
+bool verify(benchmark::State& st, double ratio, int bad) {
+  st.counters["resid"] = ratio;
+  if (bad != 0) {
+    st.SkipWithError(("info != 0 for " + std::to_string(bad) + " matrices").c_str());
+    return false;
+  }
+  if (!(ratio < 30)) {
+    st.SkipWithError(("wrong factor: residual ratio " + std::to_string(ratio)).c_str());
+    return false;
+  }
+  return true;
+}
+
+template <class Info>
+int count_bad(const Info& info) {
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "bad", Kokkos::RangePolicy<Exec>(0, info.extent(0)),
+      KOKKOS_LAMBDA(int p, int& c) { c += info(p) != 0; }, bad);
+  return bad;
+}
+
+template <class Batch>
+Batch make(const std::string& label, int batch, int n) {
+  using T = typename Batch::value_type;
+  if constexpr (std::is_same<Batch, kolesky::batched::ChunkedBatch<T, Mem>>::value)
+    return Batch(label, batch, n, n, kolesky::batched::default_chunk<Exec, T>());
+  else
+    return Batch(label, batch, n, n);
+}
+
+template <class Batch>
+void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
+  using T = typename Batch::value_type;
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  auto a0 = make<Batch>("A0", batch, n), a = make<Batch>("A", batch, n);
+  fill_spd(a0);
+  Kokkos::View<int*, Mem> info("info", batch);
+  kolesky::batched::Options opt;
+  opt.kernel = kernel;
+  for (auto _ : st) {
+    Kokkos::deep_copy(a.data, a0.data);
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::potrf(Exec(), kolesky::Uplo::Lower, a, info, opt);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  if (verify(st, check_sample(a0, a), count_bad(info))) counters(st, n, batch, sizeof(T));
+}
+
+// The cost of bringing a user's strided batch into the interleaved layout (one pass).
+template <class T>
+void convert_strided_to_interleaved(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> s("S", batch, n, n);
+  kolesky::batched::InterleavedBatch<T, Mem> il("I", batch, n, n);
+  fill_spd(s);
+  for (auto _ : st) {
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::copy(Exec(), s, il);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  counters(st, n, batch, sizeof(T));
+}
+
+template <class T>
+void kk_serial_lu(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  using B = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
+  B a0("A0", batch, n, n), a("A", batch, n, n);
+  fill_spd(a0);
+  for (auto _ : st) {
+    Kokkos::deep_copy(a.data, a0.data);
+    Exec().fence();
+    Kokkos::Timer t;
+    auto v = a.data;
+    Kokkos::parallel_for(
+        "kk_serial_lu", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
+          auto m = Kokkos::subview(v, p, Kokkos::ALL(), Kokkos::ALL());
+          KokkosBatched::SerialLU<KokkosBatched::Algo::LU::Unblocked>::invoke(m);
+        });
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  // LU, not Cholesky: no factor check against L L^T; report the time only.
+  counters(st, n, batch, sizeof(T));
+  st.counters["GFLOP/s"] = 0;  // LU does 2n^3/3 flops; the n^3/3 rate would mislead
+}
+
+#ifdef KOLESKY_HAVE_LAPACK
+template <class T>
+void lapack_loop(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  // LAPACK wants column-major matrices: a (batch, n, n) LayoutRight buffer holds each matrix
+  // row-major, which LAPACK reads as the transpose (the same symmetric matrix).
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> d0("A0", batch, n, n);
+  fill_spd(d0);
+  // Separate host buffers: on a host build a mirror view would alias d0.
+  using HB = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  HB h0("h0", batch, n, n), h("h", batch, n, n);
+  Kokkos::deep_copy(h0.data, d0.data);
+  Kokkos::View<int*, Kokkos::HostSpace> info("info", batch);
+  using HostExec = Kokkos::DefaultHostExecutionSpace;
+  for (auto _ : st) {
+    std::memcpy(h.data.data(), h0.data.data(), sizeof(T) * h.data.size());
+    Kokkos::Timer t;
+    auto hv = h.data;
+    Kokkos::parallel_for(
+        "lapack_loop", Kokkos::RangePolicy<HostExec>(0, batch), [=](const int p) {
+          // Row-major lower triangle = column-major upper triangle of the same matrix.
+          info(p) = kolesky::baselines::lapack_potrf(kolesky::Uplo::Upper, n, &hv(p, 0, 0), n);
+        });
+    HostExec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  int bad = 0;
+  for (int p = 0; p < batch; ++p) bad += info(p) != 0;
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> d("A", batch, n, n);
+  kolesky::batched::deep_copy(d, h);
+  if (verify(st, check_sample(d0, d), bad)) counters(st, n, batch, sizeof(T));
+}
+#endif
+
+#ifdef KOLESKY_HAVE_CUSOLVER
+template <class T>
+void cusolver_batched(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  // cuSOLVER wants column-major matrices behind an array of pointers.
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> a0("A0", batch, n, n), a("A", batch, n, n);
+  fill_spd(a0);
+  Kokkos::View<int*, Mem> info("info", batch);
+  Kokkos::View<std::uintptr_t*, Mem> ptrs("ptrs", batch);
+  T* basep = a.data.data();
+  Kokkos::parallel_for(
+      "ptrs", Kokkos::RangePolicy<Exec>(0, batch),
+      KOKKOS_LAMBDA(int p) { ptrs(p) = reinterpret_cast<std::uintptr_t>(basep + std::size_t(p) * n * n); });
+  cusolverDnHandle_t h;
+  kolesky::baselines::cusolver_check(cusolverDnCreate(&h), "create");
+  kolesky::baselines::cusolver_check(cusolverDnSetStream(h, Exec().cuda_stream()), "stream");
+  for (auto _ : st) {
+    Kokkos::deep_copy(a.data, a0.data);
+    Exec().fence();
+    Kokkos::Timer t;
+    // Row-major lower = column-major upper of the same symmetric matrix.
+    if constexpr (std::is_same<T, double>::value)
+      kolesky::baselines::cusolver_check(
+          cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, reinterpret_cast<double**>(ptrs.data()), n,
+                                  info.data(), batch),
+          "potrfBatched");
+    else
+      kolesky::baselines::cusolver_check(
+          cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, reinterpret_cast<float**>(ptrs.data()), n,
+                                  info.data(), batch),
+          "potrfBatched");
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  cusolverDnDestroy(h);
+  if (verify(st, check_sample(a0, a), count_bad(info))) counters(st, n, batch, sizeof(T));
+}
+#endif
+
+std::vector<int> parse(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stoi(t));
+  return v;
+}
+
+template <class T>
+void register_all(const std::string& tn, const std::vector<int>& sizes, bool kernels) {
+  using namespace kolesky::batched;
+  auto reg = [&](const std::string& name, auto fn) {
+    auto* b = benchmark::RegisterBenchmark((name + "<" + tn + ">").c_str(), fn);
+    for (int n : sizes) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  };
+  using S = StridedBatch<T, Kokkos::LayoutRight, Mem>;
+  using I = InterleavedBatch<T, Mem>;
+  using C = ChunkedBatch<T, Mem>;
+  reg("kolesky_batched/strided", [](benchmark::State& s) { kolesky_batched<S>(s, Kernel::Auto); });
+  reg("kolesky_batched/interleaved", [](benchmark::State& s) { kolesky_batched<I>(s, Kernel::Auto); });
+  reg("kolesky_batched/chunked", [](benchmark::State& s) { kolesky_batched<C>(s, Kernel::Auto); });
+  if (kernels) {
+    for (Kernel k : {Kernel::ThreadDirect, Kernel::TeamScratch, Kernel::Registers}) {
+      const std::string kn = name(k);
+      reg("kolesky_batched/strided/" + kn, [k](benchmark::State& s) { kolesky_batched<S>(s, k); });
+      reg("kolesky_batched/interleaved/" + kn, [k](benchmark::State& s) { kolesky_batched<I>(s, k); });
+    }
+  }
+  reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
+  reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_serial_lu<T>(s); });
+#ifdef KOLESKY_HAVE_LAPACK
+  if (kHost) reg("lapack_potrf_loop", [](benchmark::State& s) { lapack_loop<T>(s); });
+#endif
+#ifdef KOLESKY_HAVE_CUSOLVER
+  reg("cusolver_potrfBatched", [](benchmark::State& s) { cusolver_batched<T>(s); });
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  std::string sizes = "4,8,16,32,64,128";
+  bool kernels = false;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--n=", 4) == 0)
+      sizes = argv[i] + 4;
+    else if (std::strncmp(argv[i], "--batch=", 8) == 0)
+      g_batch_override = std::atoi(argv[i] + 8);
+    else if (std::strcmp(argv[i], "--quick") == 0) {
+      sizes = "4,17";
+      g_batch_override = 300;
+    } else if (std::strcmp(argv[i], "--kernels") == 0)
+      kernels = true;
+    else
+      rest.push_back(argv[i]);
+  }
+  int rargc = int(rest.size());
+  benchmark::Initialize(&rargc, rest.data());
+  benchmark::AddCustomContext("kolesky_version", KOLESKY_VERSION);
+  benchmark::AddCustomContext("kolesky_git", KOLESKY_GIT_HASH);
+  benchmark::AddCustomContext("execution_space", Exec::name());
+#ifdef KOKKOS_ENABLE_CUDA
+  {
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    benchmark::AddCustomContext("device", p.name);
+  }
+#endif
+  register_all<float>("float", parse(sizes), kernels);
+  register_all<double>("double", parse(sizes), kernels);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
