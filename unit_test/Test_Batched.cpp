@@ -133,6 +133,7 @@ std::vector<batched::Options> kernels_for(int n) {
   if (n <= batched::impl::kMaxRegisterN) add(Kernel::Registers, Algo::Default);
   add(Kernel::ThreadDirect, Algo::Crout);
   add(Kernel::TeamScratch, Algo::RightLooking);
+  add(Kernel::TeamRows, Algo::Default);
   if (n <= 33) {
     add(Kernel::ThreadDirect, Algo::Banachiewicz);
     add(Kernel::TeamScratch, Algo::Crout);

@@ -26,7 +26,7 @@ struct Options {
   Kernel kernel = Kernel::Auto;
   // Variant for the ThreadDirect and TeamScratch kernels (Default: right-looking).
   Algo algo = Algo::Default;
-  int team_size = 0;  // TeamScratch: threads per matrix (0: by n)
+  int team_size = 0;  // TeamScratch: threads per matrix; TeamRows: threads per team (0: auto)
 };
 
 namespace impl {
@@ -83,8 +83,10 @@ Kernel choose(const Batch& a) {
         is_interleaved<Batch>() || (is_chunked<Batch>() && a.chunk() % C == 0);
     return lanes_ok && a.size() >= C ? Kernel::SimdLanes : Kernel::ThreadDirect;
   } else {
-    const int reg_max = sizeof(T) == 8 ? 12 : 16;
-    return n <= reg_max ? Kernel::Registers : Kernel::TeamScratch;
+    // H100, 131072 matrices (docs/performance.md): registers win through n = 16 in both
+    // precisions (spilling double at 16 still beats shared memory); above, a thread per row.
+    (void)sizeof(T);
+    return n <= impl::kMaxRegisterN ? Kernel::Registers : Kernel::TeamRows;
   }
 }
 
@@ -128,6 +130,10 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
     }
     if (k == Kernel::Registers) {
       impl::dispatch_registers<1>(exec, uplo, a, info, a.rows());
+      return;
+    }
+    if (k == Kernel::TeamRows) {
+      impl::launch_team_rows(exec, uplo, a, info, opt.team_size);
       return;
     }
     switch (opt.algo) {

@@ -16,6 +16,7 @@ enum class Kernel {
   Registers,     // one thread per matrix, the triangle in registers (compile-time n <= 16)
   ThreadDirect,  // one thread per matrix, in place in device memory
   TeamScratch,   // one team per matrix, staged in team scratch memory
+  TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 
@@ -25,6 +26,7 @@ inline const char* name(Kernel k) {
     case Kernel::Registers: return "Registers";
     case Kernel::ThreadDirect: return "ThreadDirect";
     case Kernel::TeamScratch: return "TeamScratch";
+    case Kernel::TeamRows: return "TeamRows";
     case Kernel::SimdLanes: return "SimdLanes";
   }
   return "?";
@@ -190,6 +192,108 @@ void launch_team_scratch(const Exec& exec, const Uplo uplo, const Batch& a, cons
   Policy policy(exec, a.size(), team_size);
   policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kolesky::batched::potrf_team", policy, body);
+}
+
+// Several matrices per team, one thread per row of each; every matrix's lower triangle packed
+// column by column in scratch (column j at j*n - j(j-1)/2). Right-looking with two barriers
+// per column. A matrix that fails continues on a dummy pivot so that its threads keep
+// meeting the team's barriers; its info records the failure and its data is not written back.
+template <class Exec, class Batch, class Info>
+void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
+                      int threads) {
+  using T = typename Batch::value_type;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const bool lower = uplo == Uplo::Lower;
+  const int n = a.rows(), count = a.size();
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (threads <= 0) threads = host ? 1 : 128;
+  const int per = host ? 1 : (threads / n > 0 ? threads / n : 1);  // matrices per team
+  const int team = host ? threads : per * n;
+  const int tri = n * (n + 1) / 2;
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(std::size_t(per) * tri) +
+                            Scratch<Exec, int>::shmem_size(per);
+  const int level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+  const int league = (count + per - 1) / per;
+  auto body = KOKKOS_LAMBDA(const Member& member) {
+    Scratch<Exec, T> buf(member.team_scratch(level), std::size_t(per) * tri);
+    Scratch<Exec, int> fail(member.team_scratch(level), per);
+    const int b0 = member.league_rank() * per;
+    const int mats = count - b0 < per ? count - b0 : per;
+    // Load: element order follows the smaller stride of the source (coalesced).
+    {
+      const auto m0 = a.matrix(b0);
+      const auto m = lower ? m0 : m0.transposed();
+      const bool row_fast = (m.rs < 0 ? -m.rs : m.rs) <= (m.cs < 0 ? -m.cs : m.cs);
+      const int nn = n * n;
+      for (int e = member.team_rank(); e < mats * nn; e += member.team_size()) {
+        const int q = e / nn, r = e - q * nn;
+        const int u = r % n, v = r / n;
+        const int i = row_fast ? u : v, j = row_fast ? v : u;
+        if (i < j) continue;
+        const auto mq0 = a.matrix(b0 + q);
+        const auto mq = lower ? mq0 : mq0.transposed();
+        buf(q * tri + j * n - j * (j - 1) / 2 + (i - j)) = mq(i, j);
+      }
+      if (member.team_rank() < per) fail(member.team_rank()) = 0;
+    }
+    member.team_barrier();
+    // Rows (q, i) of this team's matrices, strided over its threads: on a GPU team of
+    // per * n threads each thread owns one row; on the host one thread owns them all.
+    const int rows = mats * n;
+    int col_k = 0;  // offset of column k in a packed triangle
+    for (int k = 0; k < n; ++k) {
+      for (int t = member.team_rank(); t < rows; t += member.team_size()) {
+        const int q = t / n, i = t - q * n;
+        T* s = buf.data() + q * tri;
+        if (i > k) {
+          const T d = s[col_k];
+          s[col_k + i - k] /= usable_pivot(d) ? kolesky::impl::sqrt(d) : T(1);
+        }
+      }
+      member.team_barrier();
+      for (int t = member.team_rank(); t < rows; t += member.team_size()) {
+        const int q = t / n, i = t - q * n;
+        T* s = buf.data() + q * tri;
+        if (i == k) {  // every read of the old pivot happened before the barrier
+          const T d = s[col_k];
+          const bool ok = usable_pivot(d);
+          s[col_k] = ok ? kolesky::impl::sqrt(d) : T(1);
+          if (!ok && fail(q) == 0) fail(q) = k + 1;
+        } else if (i > k) {
+          const T lik = s[col_k + i - k];
+          int col_j = col_k + (n - k);  // column k + 1
+          for (int j = k + 1; j <= i; ++j) {
+            s[col_j + i - j] -= lik * s[col_k + j - k];
+            col_j += n - j;
+          }
+        }
+      }
+      member.team_barrier();
+      col_k += n - k;
+    }
+    // Store what succeeded, in the source's fast order again.
+    {
+      const auto m0 = a.matrix(b0);
+      const auto m = lower ? m0 : m0.transposed();
+      const bool row_fast = (m.rs < 0 ? -m.rs : m.rs) <= (m.cs < 0 ? -m.cs : m.cs);
+      const int nn = n * n;
+      for (int e = member.team_rank(); e < mats * nn; e += member.team_size()) {
+        const int qq = e / nn, r = e - qq * nn;
+        if (fail(qq) != 0) continue;
+        const int u = r % n, v = r / n;
+        const int ii = row_fast ? u : v, jj = row_fast ? v : u;
+        if (ii < jj) continue;
+        const auto mq0 = a.matrix(b0 + qq);
+        const auto mq = lower ? mq0 : mq0.transposed();
+        mq(ii, jj) = buf(qq * tri + jj * n - jj * (jj - 1) / 2 + (ii - jj));
+      }
+      if (member.team_rank() < mats) info(b0 + member.team_rank()) = fail(member.team_rank());
+    }
+  };
+  Policy policy(exec, league, team);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kolesky::batched::potrf_team_rows", policy, body);
 }
 
 // Host: C consecutive matrices (batch stride 1: interleaved, or one chunk) factored together,
