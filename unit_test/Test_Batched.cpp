@@ -134,6 +134,7 @@ std::vector<batched::Options> kernels_for(int n) {
   add(Kernel::ThreadDirect, Algo::Crout);
   add(Kernel::TeamScratch, Algo::RightLooking);
   add(Kernel::TeamRows, Algo::Default);
+  add(Kernel::RowRegisters, Algo::Default);  // GPU, n <= 64; elsewhere it runs as TeamRows
   if (n <= 33) {
     add(Kernel::ThreadDirect, Algo::Banachiewicz);
     add(Kernel::TeamScratch, Algo::Crout);

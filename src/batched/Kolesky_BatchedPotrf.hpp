@@ -86,7 +86,9 @@ Kernel choose(const Batch& a) {
     // H100, 131072 matrices (docs/performance.md): registers win through n = 16 in both
     // precisions (spilling double at 16 still beats shared memory); above, a thread per row.
     (void)sizeof(T);
-    return n <= impl::kMaxRegisterN ? Kernel::Registers : Kernel::TeamRows;
+    return n <= impl::kMaxRegisterN ? Kernel::Registers
+           : n <= 64                ? Kernel::RowRegisters
+                                    : Kernel::TeamRows;
   }
 }
 
@@ -132,8 +134,19 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
       impl::dispatch_registers<1>(exec, uplo, a, info, a.rows());
       return;
     }
+    constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+    if (k == Kernel::RowRegisters && (host || a.rows() > 64)) k = Kernel::TeamRows;
+    if (k == Kernel::RowRegisters) {
+      if constexpr (!host) {
+        if (a.rows() <= 32)
+          impl::launch_team_rows<32>(exec, uplo, a, info, opt.team_size);
+        else
+          impl::launch_team_rows<64>(exec, uplo, a, info, opt.team_size);
+      }
+      return;
+    }
     if (k == Kernel::TeamRows) {
-      impl::launch_team_rows(exec, uplo, a, info, opt.team_size);
+      impl::launch_team_rows<0>(exec, uplo, a, info, opt.team_size);
       return;
     }
     switch (opt.algo) {

@@ -17,6 +17,7 @@ enum class Kernel {
   ThreadDirect,  // one thread per matrix, in place in device memory
   TeamScratch,   // one team per matrix, staged in team scratch memory
   TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
+  RowRegisters,  // GPU, n <= 64: as TeamRows, each thread's row of L in registers (left-looking)
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 
@@ -27,6 +28,7 @@ inline const char* name(Kernel k) {
     case Kernel::ThreadDirect: return "ThreadDirect";
     case Kernel::TeamScratch: return "TeamScratch";
     case Kernel::TeamRows: return "TeamRows";
+    case Kernel::RowRegisters: return "RowRegisters";
     case Kernel::SimdLanes: return "SimdLanes";
   }
   return "?";
@@ -198,7 +200,57 @@ void launch_team_scratch(const Exec& exec, const Uplo uplo, const Batch& a, cons
 // column by column in scratch (column j at j*n - j(j-1)/2). Right-looking with two barriers
 // per column. A matrix that fails continues on a dummy pivot so that its threads keep
 // meeting the team's barriers; its info records the failure and its data is not written back.
-template <class Exec, class Batch, class Info>
+// Left-looking (Crout by rows) with each thread's row of L in registers: step j, the owner of
+// row j finishes its diagonal from its own registers and publishes it; after one barrier every
+// later row computes its entry j from its registers and the broadcast row j in scratch, and
+// publishes it. One barrier per column; the inner loop is an FMA and a broadcast load.
+// N is a compile-time bound on n (register arrays need constant indices).
+template <int N, class Member, class T>
+KOKKOS_INLINE_FUNCTION void rows_in_registers(const Member& member, const int n, const bool active,
+                                              const int i, T* s, int* fail_q) {
+  T r[N];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int p = 0; p < N; ++p)
+    r[p] = (active && p <= i && p < n) ? s[p * n - p * (p - 1) / 2 + i - p] : T(0);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int j = 0; j < N; ++j) {
+    if (j >= n) break;  // uniform across the team
+    const int col_j = j * n - j * (j - 1) / 2;
+    if (active && i == j) {
+      T d = r[j];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int p = 0; p < j; ++p) d -= r[p] * r[p];
+      const bool ok = usable_pivot(d);
+      d = ok ? kolesky::impl::sqrt(d) : T(1);
+      r[j] = d;
+      s[col_j] = d;
+      if (!ok && *fail_q == 0) *fail_q = j + 1;
+    }
+    member.team_barrier();
+    if (active && i > j) {
+      T acc0 = 0, acc1 = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int p = 0; p + 1 < j; p += 2) {
+        acc0 += r[p] * s[p * n - p * (p - 1) / 2 + j - p];
+        acc1 += r[p + 1] * s[(p + 1) * n - (p + 1) * p / 2 + j - p - 1];
+      }
+      if (j % 2 == 1) acc0 += r[j - 1] * s[(j - 1) * n - (j - 1) * (j - 2) / 2 + 1];
+      r[j] = (r[j] - acc0 - acc1) / s[col_j];
+      s[col_j + i - j] = r[j];
+    }
+  }
+  member.team_barrier();
+}
+
+template <int N, class Exec, class Batch, class Info>
 void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
                       int threads) {
   using T = typename Batch::value_type;
@@ -207,6 +259,7 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
   const bool lower = uplo == Uplo::Lower;
   const int n = a.rows(), count = a.size();
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  static_assert(N == 0 || !host, "rows in registers need one thread per row: GPU only");
   if (threads <= 0) threads = host ? 1 : 128;
   const int per = host ? 1 : (threads / n > 0 ? threads / n : 1);  // matrices per team
   const int team = host ? threads : per * n;
@@ -238,39 +291,45 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
       if (member.team_rank() < per) fail(member.team_rank()) = 0;
     }
     member.team_barrier();
-    // Rows (q, i) of this team's matrices, strided over its threads: on a GPU team of
-    // per * n threads each thread owns one row; on the host one thread owns them all.
-    const int rows = mats * n;
-    int col_k = 0;  // offset of column k in a packed triangle
-    for (int k = 0; k < n; ++k) {
-      for (int t = member.team_rank(); t < rows; t += member.team_size()) {
-        const int q = t / n, i = t - q * n;
-        T* s = buf.data() + q * tri;
-        if (i > k) {
-          const T d = s[col_k];
-          s[col_k + i - k] /= usable_pivot(d) ? kolesky::impl::sqrt(d) : T(1);
-        }
-      }
-      member.team_barrier();
-      for (int t = member.team_rank(); t < rows; t += member.team_size()) {
-        const int q = t / n, i = t - q * n;
-        T* s = buf.data() + q * tri;
-        if (i == k) {  // every read of the old pivot happened before the barrier
-          const T d = s[col_k];
-          const bool ok = usable_pivot(d);
-          s[col_k] = ok ? kolesky::impl::sqrt(d) : T(1);
-          if (!ok && fail(q) == 0) fail(q) = k + 1;
-        } else if (i > k) {
-          const T lik = s[col_k + i - k];
-          int col_j = col_k + (n - k);  // column k + 1
-          for (int j = k + 1; j <= i; ++j) {
-            s[col_j + i - j] -= lik * s[col_k + j - k];
-            col_j += n - j;
+    if constexpr (N > 0) {
+      // One thread per row (the launcher makes the team per * n threads).
+      const int q = member.team_rank() / n, i = member.team_rank() - q * n;
+      rows_in_registers<N>(member, n, q < mats, i, buf.data() + q * tri, &fail(q));
+    } else {
+      // Rows (q, i) of this team's matrices, strided over its threads: on a GPU team of
+      // per * n threads each thread owns one row; on the host one thread owns them all.
+      const int rows = mats * n;
+      int col_k = 0;  // offset of column k in a packed triangle
+      for (int k = 0; k < n; ++k) {
+        for (int t = member.team_rank(); t < rows; t += member.team_size()) {
+          const int q = t / n, i = t - q * n;
+          T* s = buf.data() + q * tri;
+          if (i > k) {
+            const T d = s[col_k];
+            s[col_k + i - k] /= usable_pivot(d) ? kolesky::impl::sqrt(d) : T(1);
           }
         }
+        member.team_barrier();
+        for (int t = member.team_rank(); t < rows; t += member.team_size()) {
+          const int q = t / n, i = t - q * n;
+          T* s = buf.data() + q * tri;
+          if (i == k) {  // every read of the old pivot happened before the barrier
+            const T d = s[col_k];
+            const bool ok = usable_pivot(d);
+            s[col_k] = ok ? kolesky::impl::sqrt(d) : T(1);
+            if (!ok && fail(q) == 0) fail(q) = k + 1;
+          } else if (i > k) {
+            const T lik = s[col_k + i - k];
+            int col_j = col_k + (n - k);  // column k + 1
+            for (int j = k + 1; j <= i; ++j) {
+              s[col_j + i - j] -= lik * s[col_k + j - k];
+              col_j += n - j;
+            }
+          }
+        }
+        member.team_barrier();
+        col_k += n - k;
       }
-      member.team_barrier();
-      col_k += n - k;
     }
     // Store what succeeded, in the source's fast order again.
     {
