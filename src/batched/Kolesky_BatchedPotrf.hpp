@@ -86,9 +86,9 @@ Kernel choose(const Batch& a) {
     // H100, 131072 matrices (docs/performance.md): registers win through n = 16 in both
     // precisions (spilling double at 16 still beats shared memory); above, a thread per row.
     (void)sizeof(T);
-    return n <= impl::kMaxRegisterN ? Kernel::Registers
-           : n <= 64                ? Kernel::RowRegisters
-                                    : Kernel::TeamRows;
+    // RowRegisters measured no better at 32 and worse at 64 (166 registers per thread: 3
+    // blocks per SM), so it stays an option.
+    return n <= impl::kMaxRegisterN ? Kernel::Registers : Kernel::TeamRows;
   }
 }
 
