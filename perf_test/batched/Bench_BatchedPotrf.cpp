@@ -12,6 +12,7 @@
 #include <KokkosBatched_LU_Serial_Impl.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kolesky.hpp>
+#include "Kolesky_PerfCommon.hpp"
 #include <Kolesky_Cusolver.hpp>
 #include <Kolesky_Lapack.hpp>
 #include <cmath>
@@ -256,13 +257,6 @@ void cusolver_batched(benchmark::State& st) {
 }
 #endif
 
-std::vector<int> parse(const std::string& s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stoi(t));
-  return v;
-}
-
 template <class T>
 void register_all(const std::string& tn, const std::vector<int>& sizes, bool kernels) {
   using namespace kolesky::batched;
@@ -316,18 +310,9 @@ int main(int argc, char** argv) {
   }
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());
-  benchmark::AddCustomContext("kolesky_version", KOLESKY_VERSION);
-  benchmark::AddCustomContext("kolesky_git", KOLESKY_GIT_HASH);
-  benchmark::AddCustomContext("execution_space", Exec::name());
-#ifdef KOKKOS_ENABLE_CUDA
-  {
-    cudaDeviceProp p;
-    cudaGetDeviceProperties(&p, 0);
-    benchmark::AddCustomContext("device", p.name);
-  }
-#endif
-  register_all<float>("float", parse(sizes), kernels);
-  register_all<double>("double", parse(sizes), kernels);
+  kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
+  register_all<float>("float", kolesky::perf::parse_ints(sizes), kernels);
+  register_all<double>("double", kolesky::perf::parse_ints(sizes), kernels);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

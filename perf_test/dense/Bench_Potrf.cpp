@@ -11,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <Kolesky.hpp>
+#include "Kolesky_PerfCommon.hpp"
 #include <Kolesky_Cusolver.hpp>
 #include <Kolesky_KokkosKernelsPotrf.hpp>
 #include <Kolesky_Lapack.hpp>
@@ -167,13 +168,6 @@ void cusolver_potrf(benchmark::State& state) {
 }
 #endif
 
-std::vector<int> parse_sizes(const std::string& s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  for (std::string tok; std::getline(ss, tok, ',');) v.push_back(std::stoi(tok));
-  return v;
-}
-
 template <class T>
 void register_all(const std::string& tname, const std::vector<int>& sizes, bool all_algos) {
   auto reg = [&](const std::string& name, auto fn) {
@@ -225,20 +219,9 @@ int main(int argc, char** argv) {
   }
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());
-  benchmark::AddCustomContext("kolesky_version", KOLESKY_VERSION);
-  benchmark::AddCustomContext("kolesky_git", KOLESKY_GIT_HASH);
-  benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
-  benchmark::AddCustomContext("execution_space", Exec::name());
-  benchmark::AddCustomContext("concurrency", std::to_string(Exec().concurrency()));
-#ifdef KOKKOS_ENABLE_CUDA
-  {
-    cudaDeviceProp p;
-    cudaGetDeviceProperties(&p, 0);
-    benchmark::AddCustomContext("device", p.name);
-  }
-#endif
-  register_all<double>("double", parse_sizes(sizes), all_algos);
-  register_all<float>("float", parse_sizes(sizes), all_algos);
+  kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
+  register_all<double>("double", kolesky::perf::parse_ints(sizes), all_algos);
+  register_all<float>("float", kolesky::perf::parse_ints(sizes), all_algos);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
