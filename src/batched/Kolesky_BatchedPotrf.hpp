@@ -71,6 +71,14 @@ constexpr bool is_interleaved() {
                                               typename Batch::memory_space>>::value;
 }
 
+// SimdLanes factors C consecutive matrices together: they must sit at batch stride 1 and never
+// straddle a chunk boundary.
+template <class Exec, class Batch>
+bool lanes_fit(const Batch& a) {
+  constexpr int C = default_chunk<Exec, typename Batch::value_type>();
+  return is_interleaved<Batch>() || (is_chunked<Batch>() && a.chunk() % C == 0);
+}
+
 // The kernel Auto picks (see docs/performance.md for the measurements behind it).
 template <class Exec, class Batch>
 Kernel choose(const Batch& a) {
@@ -78,10 +86,8 @@ Kernel choose(const Batch& a) {
   const int n = a.rows();
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   if constexpr (host) {
-    constexpr int C = default_chunk<Exec, T>();
-    const bool lanes_ok =
-        is_interleaved<Batch>() || (is_chunked<Batch>() && a.chunk() % C == 0);
-    return lanes_ok && a.size() >= C ? Kernel::SimdLanes : Kernel::ThreadDirect;
+    return lanes_fit<Exec>(a) && a.size() >= default_chunk<Exec, T>() ? Kernel::SimdLanes
+                                                                       : Kernel::ThreadDirect;
   } else {
     // H100, 131072 matrices (docs/performance.md): registers win through n = 16 in both
     // precisions (spilling double at 16 still beats shared memory); above, a thread per row.
@@ -121,10 +127,7 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
     if (k == Kernel::Registers && a.rows() > impl::kMaxRegisterN) k = Kernel::TeamScratch;
     if (k == Kernel::SimdLanes) {
       constexpr int C = default_chunk<ExecSpace, T>();
-      const bool ok = a.batch_stride() == 1 &&
-                      (!impl::is_chunked<Batch>() || a.chunk() % C == 0) &&
-                      (impl::is_chunked<Batch>() || impl::is_interleaved<Batch>());
-      if (!ok)
+      if (!impl::lanes_fit<ExecSpace>(a))
         kolesky::impl::throw_invalid("batched::potrf", "Kernel::SimdLanes needs an interleaved "
                                      "batch or a chunked one whose chunk is a multiple of ", C);
       impl::launch_simd_lanes<C>(exec, uplo, a, info);
