@@ -85,7 +85,7 @@ void check_posv(const int n, const int count, const Uplo uplo, const batched::Op
                 const int chunk, const int nrhs) {
   using T = typename Batch::value_type;
   SCOPED_TRACE("n=" + std::to_string(n) + " batch=" + std::to_string(count) + " uplo=" +
-               name(uplo) + " kernel=" + batched::name(opt.kernel) + " algo=" + name(opt.algo) +
+               name(uplo) + " kernel=" + batched::name(opt.kernel) + " algo=" + name(opt.algo) + " tile=" + std::to_string(opt.tile) +
                " chunk=" + std::to_string(chunk) + " nrhs=" + std::to_string(nrhs));
   const Case c = make_case<T>(n, count, nrhs);
   auto a = make_batch<Batch>(count, n, n, chunk);
@@ -139,6 +139,15 @@ std::vector<batched::Options> kernels_for(int n) {
     add(Kernel::ThreadDirect, Algo::Banachiewicz);
     add(Kernel::TeamScratch, Algo::Crout);
   }
+  // Tiled variants with a tile order that divides n or not (default, 4 and 5).
+  add(Kernel::ThreadDirect, Algo::TiledTop);
+  add(Kernel::TeamScratch, Algo::TiledLeft);
+  v.push_back(v.back());
+  v.back().tile = 5;
+  add(Kernel::ThreadDirect, Algo::TiledRight);
+  v.back().tile = 4;
+  add(Kernel::ThreadDirect, Algo::TiledLeft);
+  v.back().tile = 5;
   return v;
 }
 

@@ -19,7 +19,11 @@ TYPED_TEST_SUITE(DevicePotrf, Scalars);
 constexpr int kBatch = 9;
 constexpr int kBad = 4;  // this matrix is made indefinite; the others must not notice
 
-enum class Level { Serial, Team };
+enum class Level { Serial, Team, TeamVector };
+
+const char* name(Level l) {
+  return l == Level::Serial ? "Serial" : l == Level::Team ? "Team" : "TeamVector";
+}
 
 // (batch, n, n) with LayoutRight or (n, n, batch) with LayoutLeft: each matrix is strided
 // differently, the kernels see only subviews.
@@ -39,8 +43,8 @@ struct Batch {
 };
 
 template <Level L, Uplo U, Algo A, class T, class Layout>
-void run(const int n, const int nrhs) {
-  SCOPED_TRACE(std::string(L == Level::Serial ? "Serial" : "Team") + " n=" + std::to_string(n) +
+void run(const int n, const int nrhs, const int nb = kDefaultTile) {
+  SCOPED_TRACE(std::string(name(L)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb) +
                " nrhs=" + std::to_string(nrhs) + " uplo=" + name(U) + " algo=" + name(A) + " " +
                (Batch<T, Layout>::batch_first ? "LayoutRight" : "LayoutLeft"));
   Batch<T, Layout> a(n, n), b(n, nrhs);
@@ -72,10 +76,10 @@ void run(const int n, const int nrhs) {
     Kokkos::parallel_for(
         Kokkos::RangePolicy<ExecSpace>(0, kBatch), KOKKOS_LAMBDA(const int p) {
           const auto m = a.matrix(p);
-          info(p) = SerialPotrf<U, A>::invoke(m);
+          info(p) = SerialPotrf<U, A>::invoke(m, nb);
           if (info(p) == 0) SerialPotrs<U>::invoke(m, b.matrix(p));
         });
-  } else {
+  } else if constexpr (L == Level::Team) {
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     using Member = typename Policy::member_type;
     // Host: the whole thread pool shares one matrix; GPU: two warps.
@@ -86,8 +90,23 @@ void run(const int n, const int nrhs) {
         KOKKOS_LAMBDA(const Member& member) {
           const int p = member.league_rank();
           const auto m = a.matrix(p);
-          const int r = TeamPotrf<Member, U, A>::invoke(member, m);
+          const int r = TeamPotrf<Member, U, A>::invoke(member, m, nb);
           if (r == 0) TeamPotrs<Member, U>::invoke(member, m, b.matrix(p));
+          Kokkos::single(Kokkos::PerTeam(member), [&]() { info(p) = r; });
+        });
+  } else {
+    using Policy = Kokkos::TeamPolicy<ExecSpace>;
+    using Member = typename Policy::member_type;
+    // GPU: 4 threads x 8 vector lanes, so both levels of parallelism are exercised.
+    const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+    const int ts = host ? int(ExecSpace().concurrency()) : 4, vl = host ? 1 : 8;
+    Kokkos::parallel_for(
+        Policy(kBatch, ts, vl),
+        KOKKOS_LAMBDA(const Member& member) {
+          const int p = member.league_rank();
+          const auto m = a.matrix(p);
+          const int r = TeamVectorPotrf<Member, U, A>::invoke(member, m, nb);
+          if (r == 0) TeamVectorPotrs<Member, U>::invoke(member, m, b.matrix(p));
           Kokkos::single(Kokkos::PerTeam(member), [&]() { info(p) = r; });
         });
   }
@@ -120,6 +139,15 @@ void run_all() {
       run<L, Uplo::Upper, A, T, Kokkos::LayoutLeft>(n, nrhs);
     }
   run<L, Uplo::Lower, A, T, Kokkos::LayoutLeft>(40, 70);  // more columns than a team has threads
+  if constexpr (is_tiled(A)) {
+    // Sizes around the tile order, and tile orders that do not divide n.
+    for (const int nb : {1, 3, 8, 16})
+      for (const int n : {nb - 1, nb, nb + 1, 2 * nb + 3, 37}) {
+        if (n < 1) continue;
+        run<L, Uplo::Lower, A, T, Kokkos::LayoutRight>(n, 2, nb);
+        run<L, Uplo::Upper, A, T, Kokkos::LayoutLeft>(n, 1, nb);
+      }
+  }
 }
 
 }  // namespace
@@ -135,6 +163,25 @@ TYPED_TEST(DevicePotrf, TeamCrout) { run_all<Level::Team, Algo::Crout, TypeParam
 TYPED_TEST(DevicePotrf, TeamBanachiewicz) { run_all<Level::Team, Algo::Banachiewicz, TypeParam>(); }
 TYPED_TEST(DevicePotrf, TeamRightLooking) { run_all<Level::Team, Algo::RightLooking, TypeParam>(); }
 TYPED_TEST(DevicePotrf, TeamDefault) { run_all<Level::Team, Algo::Default, TypeParam>(); }
+TYPED_TEST(DevicePotrf, SerialTiledRight) { run_all<Level::Serial, Algo::TiledRight, TypeParam>(); }
+TYPED_TEST(DevicePotrf, SerialTiledLeft) { run_all<Level::Serial, Algo::TiledLeft, TypeParam>(); }
+TYPED_TEST(DevicePotrf, SerialTiledTop) { run_all<Level::Serial, Algo::TiledTop, TypeParam>(); }
+TYPED_TEST(DevicePotrf, TeamTiledRight) { run_all<Level::Team, Algo::TiledRight, TypeParam>(); }
+TYPED_TEST(DevicePotrf, TeamTiledLeft) { run_all<Level::Team, Algo::TiledLeft, TypeParam>(); }
+TYPED_TEST(DevicePotrf, TeamTiledTop) { run_all<Level::Team, Algo::TiledTop, TypeParam>(); }
+TYPED_TEST(DevicePotrf, TeamVectorCrout) { run_all<Level::TeamVector, Algo::Crout, TypeParam>(); }
+TYPED_TEST(DevicePotrf, TeamVectorRightLooking) {
+  run_all<Level::TeamVector, Algo::RightLooking, TypeParam>();
+}
+TYPED_TEST(DevicePotrf, TeamVectorBanachiewicz) {
+  run_all<Level::TeamVector, Algo::Banachiewicz, TypeParam>();
+}
+TYPED_TEST(DevicePotrf, TeamVectorTiledLeft) {
+  run_all<Level::TeamVector, Algo::TiledLeft, TypeParam>();
+}
+TYPED_TEST(DevicePotrf, TeamVectorTiledTop) {
+  run_all<Level::TeamVector, Algo::TiledTop, TypeParam>();
+}
 
 }  // namespace test
 }  // namespace kolesky

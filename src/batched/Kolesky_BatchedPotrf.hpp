@@ -15,6 +15,9 @@
 
 #include "batched/Kolesky_Batch.hpp"
 #include "batched/Kolesky_BatchedPotrf_Impl.hpp"
+#include "batched/Kolesky_BatchedTuning.hpp"
+#include "batched/tuned/Kolesky_TunedDevice.hpp"
+#include "batched/tuned/Kolesky_TunedHost.hpp"
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
@@ -26,6 +29,7 @@ struct Options {
   Kernel kernel = Kernel::Auto;
   // Variant for the ThreadDirect and TeamScratch kernels (Default: right-looking).
   Algo algo = Algo::Default;
+  int tile = 0;       // tile order of the tiled variants (0: kDefaultTile)
   int team_size = 0;  // TeamScratch: threads per matrix; TeamRows: threads per team (0: auto)
 };
 
@@ -79,32 +83,47 @@ bool lanes_fit(const Batch& a) {
   return is_interleaved<Batch>() || (is_chunked<Batch>() && a.chunk() % C == 0);
 }
 
-// The kernel Auto picks (see docs/performance.md for the measurements behind it).
+template <class Batch>
+constexpr tuning::Layout layout_family() {
+  return is_interleaved<Batch>() || is_chunked<Batch>() ? tuning::Layout::BatchFastest
+                                                        : tuning::Layout::Strided;
+}
+
+// What Auto runs: the tuned table's entry for the backend, scalar, layout and n (see
+// batched/tuned/), made valid for this batch (SimdLanes needs lanes that fit).
 template <class Exec, class Batch>
-Kernel choose(const Batch& a) {
+Options choose(const Batch& a) {
   using T = typename Batch::value_type;
-  const int n = a.rows();
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
-  if constexpr (host) {
-    return lanes_fit<Exec>(a) && a.size() >= default_chunk<Exec, T>() ? Kernel::SimdLanes
-                                                                       : Kernel::ThreadDirect;
+  const tuning::Entry* e = host ? tuning::lookup(tuning::kTunedHost, int(sizeof(T)),
+                                                 layout_family<Batch>(), a.rows())
+                                : tuning::lookup(tuning::kTunedDevice, int(sizeof(T)),
+                                                 layout_family<Batch>(), a.rows());
+  Options o;
+  if (e) {
+    o.kernel = e->kernel;
+    o.algo = e->algo;
+    o.tile = e->tile;
+    o.team_size = e->team_size;
   } else {
-    // H100, 131072 matrices (docs/performance.md): registers win through n = 16 in both
-    // precisions (spilling double at 16 still beats shared memory); above, a thread per row.
-    (void)sizeof(T);
-    // RowRegisters measured no better at 32 and worse at 64 (166 registers per thread: 3
-    // blocks per SM), so it stays an option.
-    return n <= impl::kMaxRegisterN ? Kernel::Registers : Kernel::TeamRows;
+    o.kernel = host ? Kernel::ThreadDirect : Kernel::TeamRows;
   }
+  if (o.kernel == Kernel::SimdLanes &&
+      !(lanes_fit<Exec>(a) && a.size() >= default_chunk<Exec, T>())) {
+    o.kernel = Kernel::ThreadDirect;
+    o.algo = Algo::RightLooking;
+  }
+  return o;
 }
 
 template <Algo A, class Exec, class Batch, class Info>
 void run_algo(const Exec& exec, Uplo uplo, const Batch& a, const Info& info, Kernel k,
-              int team_size) {
+              const Options& opt) {
+  const int nb = opt.tile > 0 ? opt.tile : kDefaultTile;
   if (k == Kernel::ThreadDirect)
-    launch_thread_direct<A>(exec, uplo, a, info);
+    launch_thread_direct<A>(exec, uplo, a, info, nb);
   else
-    launch_team_scratch<A>(exec, uplo, a, info, team_size);
+    launch_team_scratch<A>(exec, uplo, a, info, opt.team_size, nb);
 }
 
 }  // namespace impl
@@ -123,7 +142,11 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
       return;
     }
     using T = typename Batch::value_type;
-    Kernel k = opt.kernel == Kernel::Auto ? impl::choose<ExecSpace>(a) : opt.kernel;
+    if (opt.kernel == Kernel::Auto) {
+      potrf(exec, uplo, a, info, impl::choose<ExecSpace>(a));
+      return;
+    }
+    Kernel k = opt.kernel;
     if (k == Kernel::Registers && a.rows() > impl::kMaxRegisterN) k = Kernel::TeamScratch;
     if (k == Kernel::SimdLanes) {
       constexpr int C = default_chunk<ExecSpace, T>();
@@ -142,25 +165,34 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
     if (k == Kernel::RowRegisters) {
       if constexpr (!host) {
         if (a.rows() <= 32)
-          impl::launch_team_rows<32>(exec, uplo, a, info, opt.team_size);
+          impl::launch_row_registers<32>(exec, uplo, a, info);
         else
-          impl::launch_team_rows<64>(exec, uplo, a, info, opt.team_size);
+          impl::launch_row_registers<64>(exec, uplo, a, info);
       }
       return;
     }
     if (k == Kernel::TeamRows) {
-      impl::launch_team_rows<0>(exec, uplo, a, info, opt.team_size);
+      impl::launch_team_rows(exec, uplo, a, info, opt.team_size);
       return;
     }
     switch (opt.algo) {
       case Algo::Crout:
-        impl::run_algo<Algo::Crout>(exec, uplo, a, info, k, opt.team_size);
+        impl::run_algo<Algo::Crout>(exec, uplo, a, info, k, opt);
         break;
       case Algo::Banachiewicz:
-        impl::run_algo<Algo::Banachiewicz>(exec, uplo, a, info, k, opt.team_size);
+        impl::run_algo<Algo::Banachiewicz>(exec, uplo, a, info, k, opt);
+        break;
+      case Algo::TiledRight:
+        impl::run_algo<Algo::TiledRight>(exec, uplo, a, info, k, opt);
+        break;
+      case Algo::TiledLeft:
+        impl::run_algo<Algo::TiledLeft>(exec, uplo, a, info, k, opt);
+        break;
+      case Algo::TiledTop:
+        impl::run_algo<Algo::TiledTop>(exec, uplo, a, info, k, opt);
         break;
       default:
-        impl::run_algo<Algo::RightLooking>(exec, uplo, a, info, k, opt.team_size);
+        impl::run_algo<Algo::RightLooking>(exec, uplo, a, info, k, opt);
         break;
     }
   }
@@ -210,7 +242,7 @@ void potrs_launch(const Exec& exec, const Uplo uplo, const ABatch& a, const BBat
           if (skip && info(p) != 0) return;
           const auto m0 = a.matrix(p);
           const auto m = lower ? m0 : m0.transposed();
-          kolesky::impl::TeamPotrsInternal::invoke(member, n, nrhs,
+          kolesky::impl::TeamPotrsInternal<>::invoke(member, n, nrhs,
                                                    Strided<const T>{m.p, m.rs, m.cs}, b.matrix(p));
         });
   }

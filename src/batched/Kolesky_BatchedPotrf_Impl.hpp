@@ -17,7 +17,7 @@ enum class Kernel {
   ThreadDirect,  // one thread per matrix, in place in device memory
   TeamScratch,   // one team per matrix, staged in team scratch memory
   TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
-  RowRegisters,  // GPU, n <= 64: as TeamRows, each thread's row of L in registers (left-looking)
+  RowRegisters,  // GPU, n <= 64: one team per matrix, each thread's row in registers
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 
@@ -126,14 +126,15 @@ void dispatch_registers(const Exec& exec, const Uplo uplo, const Batch& a, const
 }
 
 template <Algo A, class Exec, class Batch, class Info>
-void launch_thread_direct(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+void launch_thread_direct(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
+                          const int nb) {
   const bool lower = uplo == Uplo::Lower;
   const int n = a.rows();
   Kokkos::parallel_for(
       "kolesky::batched::potrf_thread", Kokkos::RangePolicy<Exec>(exec, 0, a.size()),
       KOKKOS_LAMBDA(const int b) {
         const auto m = a.matrix(b);
-        info(b) = SerialPotrfInternal<A>::invoke(n, lower ? m : m.transposed());
+        info(b) = kolesky::impl::run_serial_potrf<A>(n, lower ? m : m.transposed(), nb);
       });
 }
 
@@ -156,7 +157,7 @@ using Scratch =
 
 template <Algo A, class Exec, class Batch, class Info>
 void launch_team_scratch(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
-                         int team_size) {
+                         int team_size, const int nb) {
   using T = typename Batch::value_type;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
@@ -175,7 +176,7 @@ void launch_team_scratch(const Exec& exec, const Uplo uplo, const Batch& a, cons
     const bool row_fast = (m.rs < 0 ? -m.rs : m.rs) <= (m.cs < 0 ? -m.cs : m.cs);
     team_copy_lower(member, n, m, s, row_fast);
     member.team_barrier();
-    const int r = TeamPotrfInternal<A>::invoke(member, n, s);
+    const int r = kolesky::impl::run_team_potrf<A>(member, n, s, nb);
     member.team_barrier();
     if (r == 0) team_copy_lower(member, n, s, m, row_fast);
     Kokkos::single(Kokkos::PerTeam(member), [&]() { info(b) = r; });
@@ -256,57 +257,74 @@ KOKKOS_INLINE_FUNCTION void staged_copy(const Member& member, const Batch& a, co
   }
 }
 
-// Left-looking (Crout by rows) with each thread's row of L in registers: step j, the owner of
-// row j finishes its diagonal from its own registers and publishes it; after one barrier every
-// later row computes its entry j from its registers and the broadcast row j in scratch, and
-// publishes it. One barrier per column; the inner loop is an FMA and a broadcast load.
-// N is a compile-time bound on n (register arrays need constant indices).
-template <int N, class Member, class T>
-KOKKOS_INLINE_FUNCTION void rows_in_registers(const Member& member, const int n, const bool active,
-                                              const int i, T* s, int* fail_q) {
-  T r[N];
+// GPU, n <= N: one team of N threads per matrix, thread i holding row i of the trailing
+// matrix in registers (N compile-time so that the row is indexed by constants). Right-looking,
+// one barrier per column: every row publishes its entry of column k (the raw, not yet scaled
+// value) into a double-buffered scratch column; after the barrier each row i > k updates
+//   a(i, j) -= (a(i, k) / a(k, k)) * a(j, k),   k < j <= i,
+// from its registers and broadcast reads of the column, and scales its own a(i, k). The
+// triangle is read and written straight from the batch (each row once); a matrix that fails
+// carries on with a dummy pivot to keep the barriers uniform and is not written back.
+template <int N, class Exec, class Batch, class Info>
+void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+  using T = typename Batch::value_type;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const bool lower = uplo == Uplo::Lower;
+  const int n = a.rows();
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(2 * N);
+  auto body = KOKKOS_LAMBDA(const Member& member) {
+    const int b = member.league_rank(), i = member.team_rank();
+    const auto m0 = a.matrix(b);
+    const auto m = lower ? m0 : m0.transposed();
+    Scratch<Exec, T> buf(member.team_scratch(0), 2 * N);
+    const bool mine = i < n;
+    T r[N];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (int p = 0; p < N; ++p)
-    r[p] = (active && p <= i && p < n) ? s[p * n - p * (p - 1) / 2 + i - p] : T(0);
+    for (int j = 0; j < N; ++j) r[j] = (mine && j <= i) ? m(i, j) : T(0);
+    int fail = 0;
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (int j = 0; j < N; ++j) {
-    if (j >= n) break;  // uniform across the team
-    const int col_j = j * n - j * (j - 1) / 2;
-    if (active && i == j) {
-      T d = r[j];
+    for (int k = 0; k < N; ++k) {
+      if (k >= n) break;  // uniform over the team
+      T* col = buf.data() + (k & 1) * N;
+      if (mine && i >= k) col[i] = r[k];
+      member.team_barrier();
+      const T dkk = col[k];
+      const bool ok = usable_pivot(dkk);
+      fail = (fail == 0 && !ok) ? k + 1 : fail;
+      const T d = ok ? kolesky::impl::sqrt(dkk) : T(1);
+      if (i == k) {
+        r[k] = d;
+      } else if (mine && i > k) {
+        const T inv = T(1) / d;
+        const T l = r[k] * inv, s = l * inv;
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-      for (int p = 0; p < j; ++p) d -= r[p] * r[p];
-      const bool ok = usable_pivot(d);
-      d = ok ? kolesky::impl::sqrt(d) : T(1);
-      r[j] = d;
-      s[col_j] = d;
-      if (!ok && *fail_q == 0) *fail_q = j + 1;
-    }
-    member.team_barrier();
-    if (active && i > j) {
-      T acc0 = 0, acc1 = 0;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-      for (int p = 0; p + 1 < j; p += 2) {
-        acc0 += r[p] * s[p * n - p * (p - 1) / 2 + j - p];
-        acc1 += r[p + 1] * s[(p + 1) * n - (p + 1) * p / 2 + j - p - 1];
+        for (int j = k + 1; j < N; ++j)
+          if (j <= i) r[j] -= s * col[j];
+        r[k] = l;
       }
-      if (j % 2 == 1) acc0 += r[j - 1] * s[(j - 1) * n - (j - 1) * (j - 2) / 2 + 1];
-      r[j] = (r[j] - acc0 - acc1) / s[col_j];
-      s[col_j + i - j] = r[j];
     }
-  }
-  member.team_barrier();
+    if (fail == 0 && mine) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int j = 0; j < N; ++j)
+        if (j <= i) m(i, j) = r[j];
+    }
+    if (i == 0) info(b) = fail;
+  };
+  Policy policy(exec, a.size(), N);
+  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kolesky::batched::potrf_row_registers", policy, body);
 }
 
-template <int N, class Exec, class Batch, class Info>
+template <class Exec, class Batch, class Info>
 void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info,
                       int threads) {
   using T = typename Batch::value_type;
@@ -315,7 +333,6 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
   const bool lower = uplo == Uplo::Lower;
   const int n = a.rows(), count = a.size();
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
-  static_assert(N == 0 || !host, "rows in registers need one thread per row: GPU only");
   if (threads <= 0) threads = host ? 1 : 128;
   const int per = host ? 1 : (threads / n > 0 ? threads / n : 1);  // matrices per team
   const int team = host ? threads : per * n;
@@ -332,11 +349,7 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
     if (member.team_rank() < per) fail(member.team_rank()) = 0;
     staged_copy<true>(member, a, lower, b0, mats, n, tri, buf.data(), nullptr);
     member.team_barrier();
-    if constexpr (N > 0) {
-      // One thread per row (the launcher makes the team per * n threads).
-      const int q = member.team_rank() / n, i = member.team_rank() - q * n;
-      rows_in_registers<N>(member, n, q < mats, i, buf.data() + q * tri, &fail(q));
-    } else {
+    {
       // Rows (q, i) of this team's matrices, strided over its threads: on a GPU team of
       // per * n threads each thread owns one row; on the host one thread owns them all.
       const int rows = mats * n;

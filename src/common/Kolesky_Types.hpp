@@ -15,8 +15,20 @@ enum class Algo {
   Crout,         // column by column, left-looking (dot products of finished columns)
   Banachiewicz,  // row by row
   RightLooking,  // kji: scale a column, then a rank-1 update of the trailing matrix
-  Blocked        // right-looking over blocks of columns: panel, triangular solve, update
+  Blocked,       // right-looking over blocks of columns: panel, triangular solve, update
+  // Tiled forms on nb x nb tiles built from tile POTRF / TRSM / SYRK / GEMM (nb: a runtime
+  // argument, kDefaultTile when omitted). They differ in when a tile receives its updates:
+  TiledRight,    // as soon as its column panel is factored (eager)
+  TiledLeft,     // just before its column panel is factored (lazy, by column panels)
+  TiledTop       // row panel by row panel: solve a row against the rows above it, then its diagonal
 };
+
+// Tile order the tiled forms use unless told otherwise.
+constexpr int kDefaultTile = 8;
+
+constexpr bool is_tiled(Algo a) {
+  return a == Algo::TiledRight || a == Algo::TiledLeft || a == Algo::TiledTop;
+}
 
 inline const char* name(Uplo u) { return u == Uplo::Lower ? "Lower" : "Upper"; }
 inline const char* name(Algo a) {
@@ -26,6 +38,9 @@ inline const char* name(Algo a) {
     case Algo::Banachiewicz: return "Banachiewicz";
     case Algo::RightLooking: return "RightLooking";
     case Algo::Blocked: return "Blocked";
+    case Algo::TiledRight: return "TiledRight";
+    case Algo::TiledLeft: return "TiledLeft";
+    case Algo::TiledTop: return "TiledTop";
   }
   return "?";
 }

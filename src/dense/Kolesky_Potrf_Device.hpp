@@ -2,7 +2,13 @@
 //
 //   int info = kolesky::SerialPotrf<Uplo::Lower, Algo::Crout>::invoke(A);
 //   int info = kolesky::TeamPotrf<Member, Uplo::Lower>::invoke(member, A);
+//   int info = kolesky::TeamVectorPotrf<Member, Uplo::Lower, Algo::TiledLeft>::invoke(member, A, 16);
 //   kolesky::SerialPotrs<Uplo::Lower>::invoke(A, B);        // B rank 1 or 2
+//
+// Serial: the calling thread alone. Team: the team's threads (TeamThreadRange) share the
+// matrix. TeamVector: the team's threads and their vector lanes (TeamVectorRange). Team and
+// TeamVector calls must be made by every thread of the team; all of them get the same info.
+// The optional last argument of potrf is the tile order of the tiled variants.
 //
 // A is any rank-2 View (LayoutLeft, LayoutRight, LayoutStride, subviews, scratch views).
 #pragma once
@@ -49,16 +55,28 @@ KOKKOS_INLINE_FUNCTION int nrhs_of(const View& b) {
 template <Uplo U, Algo A = Algo::Default>
 struct SerialPotrf {
   template <class AView>
-  KOKKOS_INLINE_FUNCTION static int invoke(const AView& a) {
-    return impl::SerialPotrfInternal<A>::invoke(int(a.extent(0)), impl::lower_of<U>(a));
+  KOKKOS_INLINE_FUNCTION static int invoke(const AView& a, const int nb = kDefaultTile) {
+    return impl::run_serial_potrf<A>(int(a.extent(0)), impl::lower_of<U>(a), nb);
   }
 };
 
 template <class Member, Uplo U, Algo A = Algo::Default>
 struct TeamPotrf {
   template <class AView>
-  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const AView& a) {
-    return impl::TeamPotrfInternal<A>::invoke(member, int(a.extent(0)), impl::lower_of<U>(a));
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const AView& a,
+                                           const int nb = kDefaultTile) {
+    return impl::run_team_potrf<A, impl::Par::Team>(member, int(a.extent(0)), impl::lower_of<U>(a),
+                                                nb);
+  }
+};
+
+template <class Member, Uplo U, Algo A = Algo::Default>
+struct TeamVectorPotrf {
+  template <class AView>
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const AView& a,
+                                           const int nb = kDefaultTile) {
+    return impl::run_team_potrf<A, impl::Par::TeamVector>(member, int(a.extent(0)),
+                                                      impl::lower_of<U>(a), nb);
   }
 };
 
@@ -73,16 +91,19 @@ struct SerialPotrs {
   }
 };
 
-template <class Member, Uplo U>
+template <class Member, Uplo U, impl::Par P = impl::Par::Team>
 struct TeamPotrs {
   template <class AView, class BView>
   KOKKOS_INLINE_FUNCTION static void invoke(const Member& member, const AView& a,
                                             const BView& b) {
     using T = typename BView::non_const_value_type;
     const auto l = impl::lower_of<U>(a);
-    impl::TeamPotrsInternal::invoke(member, int(a.extent(0)), impl::nrhs_of(b),
-                                    impl::Strided<const T>{l.p, l.rs, l.cs}, impl::rhs_of(b));
+    impl::TeamPotrsInternal<P>::invoke(member, int(a.extent(0)), impl::nrhs_of(b),
+                                       impl::Strided<const T>{l.p, l.rs, l.cs}, impl::rhs_of(b));
   }
 };
+
+template <class Member, Uplo U>
+struct TeamVectorPotrs : TeamPotrs<Member, U, impl::Par::TeamVector> {};
 
 }  // namespace kolesky

@@ -103,12 +103,28 @@ struct SerialPotrfInternal<Algo::Blocked> : SerialPotrfInternal<Algo::RightLooki
 
 //---------------------------------------------------------------------------------------------
 // Team: the threads of one team share the matrix. Every thread returns the same info.
+// Par::Team spreads loops over the team's threads, Par::TeamVector over its threads and
+// their vector lanes (the same code; only the range type differs).
 //---------------------------------------------------------------------------------------------
-template <Algo A>
+enum class Par { Team, TeamVector };
+
+template <Par P, class Member>
+KOKKOS_INLINE_FUNCTION auto team_range(const Member& member, const int begin, const int end) {
+  if constexpr (P == Par::Team)
+    return Kokkos::TeamThreadRange(member, begin, end);
+  else
+    return Kokkos::TeamVectorRange(member, begin, end);
+}
+template <Par P, class Member>
+KOKKOS_INLINE_FUNCTION auto team_range(const Member& member, const int count) {
+  return team_range<P>(member, 0, count);
+}
+
+template <Algo A, Par P = Par::Team>
 struct TeamPotrfInternal;
 
-template <>
-struct TeamPotrfInternal<Algo::RightLooking> {
+template <Par P>
+struct TeamPotrfInternal<Algo::RightLooking, P> {
   template <class Member, class T>
   KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n,
                                            const Strided<T> a) {
@@ -118,11 +134,11 @@ struct TeamPotrfInternal<Algo::RightLooking> {
       const T d = a(k, k);  // read by all before anyone writes it (after the next barrier)
       if (!usable_pivot(d)) return k + 1;
       const T s = sqrt(d);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, k + 1, n),
+      Kokkos::parallel_for(team_range<P>(member, k + 1, n),
                            [&](const int i) { a(i, k) /= s; });
       member.team_barrier();
       const int m = n - k - 1;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, m * m + 1), [&](const int t) {
+      Kokkos::parallel_for(team_range<P>(member, m * m + 1), [&](const int t) {
         if (t == m * m) {
           a(k, k) = s;
           return;
@@ -137,8 +153,8 @@ struct TeamPotrfInternal<Algo::RightLooking> {
   }
 };
 
-template <>
-struct TeamPotrfInternal<Algo::Crout> {
+template <Par P>
+struct TeamPotrfInternal<Algo::Crout, P> {
   template <class Member, class T>
   KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n,
                                            const Strided<T> a) {
@@ -146,13 +162,13 @@ struct TeamPotrfInternal<Algo::Crout> {
       const T ajj = a(j, j);
       T sum = 0;
       Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(member, j),
+          team_range<P>(member, j),
           [&](const int k, T& acc) { acc += a(j, k) * a(j, k); }, sum);
       member.team_barrier();  // every read of a(j, j) is done
       const T d = ajj - sum;
       if (!usable_pivot(d)) return j + 1;
       const T s = sqrt(d);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, j, n), [&](const int i) {
+      Kokkos::parallel_for(team_range<P>(member, j, n), [&](const int i) {
         if (i == j) {
           a(j, j) = s;
           return;
@@ -167,8 +183,8 @@ struct TeamPotrfInternal<Algo::Crout> {
   }
 };
 
-template <>
-struct TeamPotrfInternal<Algo::Banachiewicz> {
+template <Par P>
+struct TeamPotrfInternal<Algo::Banachiewicz, P> {
   // Row i is a forward substitution with the finished rows above it, then a dot product.
   template <class Member, class T>
   KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n,
@@ -178,7 +194,7 @@ struct TeamPotrfInternal<Algo::Banachiewicz> {
         const T aij = a(i, j);
         T sum = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(member, j),
+            team_range<P>(member, j),
             [&](const int k, T& acc) { acc += a(i, k) * a(j, k); }, sum);
         member.team_barrier();  // every read of a(i, j) is done
         Kokkos::single(Kokkos::PerTeam(member), [&]() { a(i, j) = (aij - sum) / a(j, j); });
@@ -187,7 +203,7 @@ struct TeamPotrfInternal<Algo::Banachiewicz> {
       const T aii = a(i, i);
       T sum = 0;
       Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(member, i),
+          team_range<P>(member, i),
           [&](const int k, T& acc) { acc += a(i, k) * a(i, k); }, sum);
       member.team_barrier();
       const T d = aii - sum;
@@ -199,10 +215,185 @@ struct TeamPotrfInternal<Algo::Banachiewicz> {
   }
 };
 
+template <Par P>
+struct TeamPotrfInternal<Algo::Default, P> : TeamPotrfInternal<Algo::RightLooking, P> {};
+template <Par P>
+struct TeamPotrfInternal<Algo::Blocked, P> : TeamPotrfInternal<Algo::RightLooking, P> {};
+
+//---------------------------------------------------------------------------------------------
+// Tiled forms (Algo::TiledRight / TiledLeft / TiledTop), written once over an execution
+// context: SerialCtx runs a loop on the calling thread, TeamCtx spreads it over a team.
+// Tile routines take any rectangle of the matrix (a "tile" is just their argument), so one
+// row-parallel call can cover a whole panel.
+//---------------------------------------------------------------------------------------------
+struct SerialCtx {
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each(const int begin, const int end, const F& f) const {
+    for (int i = begin; i < end; ++i) f(i);
+  }
+  KOKKOS_INLINE_FUNCTION void barrier() const {}
+};
+
+template <class Member, Par P>
+struct TeamCtx {
+  const Member& member;
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each(const int begin, const int end, const F& f) const {
+    Kokkos::parallel_for(team_range<P>(member, begin, end), f);
+  }
+  KOKKOS_INLINE_FUNCTION void barrier() const { member.team_barrier(); }
+};
+
+// POTRF of a kb x kb diagonal tile, right-looking, rows in parallel. Local info.
+template <class Ctx, class T>
+KOKKOS_INLINE_FUNCTION int tile_potrf(const Ctx& ctx, const int kb, const Strided<T> a) {
+  for (int k = 0; k < kb; ++k) {
+    const T d = a(k, k);  // nobody writes a(k, k) before the next barrier
+    if (!usable_pivot(d)) return k + 1;
+    const T s = sqrt(d);
+    ctx.for_each(k + 1, kb, [&](const int i) { a(i, k) /= s; });
+    ctx.barrier();
+    ctx.for_each(k, kb, [&](const int i) {
+      if (i == k) {
+        a(k, k) = s;
+        return;
+      }
+      const T lik = a(i, k);
+      for (int j = k + 1; j <= i; ++j) a(i, j) -= lik * a(j, k);
+    });
+    ctx.barrier();
+  }
+  return 0;
+}
+
+// TRSM: B <- B L^{-T} for an m x kb block B and a finished kb x kb lower tile L.
+template <class Ctx, class T>
+KOKKOS_INLINE_FUNCTION void tile_trsm(const Ctx& ctx, const int m, const int kb,
+                                      const Strided<T> l, const Strided<T> b) {
+  ctx.for_each(0, m, [&](const int i) {
+    for (int j = 0; j < kb; ++j) {
+      T x = b(i, j);
+      for (int p = 0; p < j; ++p) x -= b(i, p) * l(j, p);
+      b(i, j) = x / l(j, j);
+    }
+  });
+  ctx.barrier();
+}
+
+// GEMM / SYRK: C <- C - A B^T for C m x nc, A m x kb, B nc x kb. With `lower` only the
+// entries j <= i are touched (a diagonal block: SYRK when A and B are the same rows).
+template <class Ctx, class T>
+KOKKOS_INLINE_FUNCTION void tile_update(const Ctx& ctx, const int m, const int nc, const int kb,
+                                        const Strided<T> a, const Strided<T> b,
+                                        const Strided<T> c, const bool lower) {
+  ctx.for_each(0, m, [&](const int i) {
+    const int jend = lower && i + 1 < nc ? i + 1 : nc;
+    for (int j = 0; j < jend; ++j) {
+      T x = 0;
+      for (int p = 0; p < kb; ++p) x += a(i, p) * b(j, p);
+      c(i, j) -= x;
+    }
+  });
+  ctx.barrier();
+}
+
+template <Algo A, class Ctx, class T>
+KOKKOS_INLINE_FUNCTION int tiled_potrf(const Ctx& ctx, const int n, const Strided<T> a, int nb) {
+  static_assert(is_tiled(A), "tiled_potrf: a tiled Algo");
+  if (nb < 1) nb = kDefaultTile;
+  for (int c0 = 0; c0 < n; c0 += nb) {
+    const int kb = n - c0 < nb ? n - c0 : nb, rest = n - c0 - kb;
+    const auto diag = a.shifted(c0, c0), below = a.shifted(c0 + kb, c0);
+    if constexpr (A == Algo::TiledRight) {
+      // Factor the panel, then push its update into every trailing tile at once.
+      const int r = tile_potrf(ctx, kb, diag);
+      if (r) return c0 + r;
+      tile_trsm(ctx, rest, kb, diag, below);
+      tile_update(ctx, rest, rest, kb, below, below, a.shifted(c0 + kb, c0 + kb), true);
+    } else if constexpr (A == Algo::TiledLeft) {
+      // Pull the updates from every finished panel into this column panel, then factor it.
+      tile_update(ctx, n - c0, kb, c0, a.shifted(c0, 0), a.shifted(c0, 0), diag, true);
+      const int r = tile_potrf(ctx, kb, diag);
+      if (r) return c0 + r;
+      tile_trsm(ctx, rest, kb, diag, below);
+    } else {
+      // Row panel: solve it against the finished rows above, then its diagonal tile.
+      const auto row = a.shifted(c0, 0);
+      tile_trsm(ctx, kb, c0, a, row);
+      tile_update(ctx, kb, kb, c0, row, row, diag, true);
+      const int r = tile_potrf(ctx, kb, diag);
+      if (r) return c0 + r;
+    }
+  }
+  return 0;
+}
+
 template <>
-struct TeamPotrfInternal<Algo::Default> : TeamPotrfInternal<Algo::RightLooking> {};
+struct SerialPotrfInternal<Algo::TiledRight> {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledRight>(SerialCtx{}, n, a, nb);
+  }
+};
 template <>
-struct TeamPotrfInternal<Algo::Blocked> : TeamPotrfInternal<Algo::RightLooking> {};
+struct SerialPotrfInternal<Algo::TiledLeft> {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledLeft>(SerialCtx{}, n, a, nb);
+  }
+};
+template <>
+struct SerialPotrfInternal<Algo::TiledTop> {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledTop>(SerialCtx{}, n, a, nb);
+  }
+};
+
+template <Par P>
+struct TeamPotrfInternal<Algo::TiledRight, P> {
+  template <class Member, class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledRight>(TeamCtx<Member, P>{member}, n, a, nb);
+  }
+};
+template <Par P>
+struct TeamPotrfInternal<Algo::TiledLeft, P> {
+  template <class Member, class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledLeft>(TeamCtx<Member, P>{member}, n, a, nb);
+  }
+};
+template <Par P>
+struct TeamPotrfInternal<Algo::TiledTop, P> {
+  template <class Member, class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
+                                           const int nb = kDefaultTile) {
+    return tiled_potrf<Algo::TiledTop>(TeamCtx<Member, P>{member}, n, a, nb);
+  }
+};
+
+// Any variant through one call; nb matters only to the tiled ones.
+template <Algo A, class T>
+KOKKOS_INLINE_FUNCTION int run_serial_potrf(const int n, const Strided<T> a, const int nb) {
+  if constexpr (is_tiled(A))
+    return SerialPotrfInternal<A>::invoke(n, a, nb);
+  else
+    return (void)nb, SerialPotrfInternal<A>::invoke(n, a);
+}
+template <Algo A, Par P = Par::Team, class Member, class T>
+KOKKOS_INLINE_FUNCTION int run_team_potrf(const Member& member, const int n, const Strided<T> a,
+                                      const int nb) {
+  if constexpr (is_tiled(A))
+    return TeamPotrfInternal<A, P>::invoke(member, n, a, nb);
+  else
+    return (void)nb, TeamPotrfInternal<A, P>::invoke(member, n, a);
+}
 
 //---------------------------------------------------------------------------------------------
 // Solves with the factor: L * L^T * X = B, B overwritten by X (n x nrhs, strided).
@@ -226,12 +417,13 @@ struct SerialPotrsInternal {
   }
 };
 
+template <Par P = Par::Team>
 struct TeamPotrsInternal {
   template <class Member, class T>
   KOKKOS_INLINE_FUNCTION static void invoke(const Member& member, const int n, const int nrhs,
                                             const Strided<const T> l, const Strided<T> b) {
     if (nrhs >= member.team_size()) {  // enough columns: one thread per right-hand side
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, nrhs), [&](const int r) {
+      Kokkos::parallel_for(team_range<P>(member, nrhs), [&](const int r) {
         SerialPotrsInternal::invoke(n, 1, l, b.shifted(0, r));
       });
       member.team_barrier();
@@ -241,23 +433,23 @@ struct TeamPotrsInternal {
     for (int j = 0; j < n; ++j) {
       const T ljj = l(j, j);
       const int m = n - j;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, m * nrhs), [&](const int t) {
+      Kokkos::parallel_for(team_range<P>(member, m * nrhs), [&](const int t) {
         const int i = j + t % m, r = t / m;
         // b(j, r) is read by all rows; compute y from the unmodified value.
         const T y = b(j, r) / ljj;
         if (i > j) b(i, r) -= l(i, j) * y;
       });
       member.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, nrhs),
+      Kokkos::parallel_for(team_range<P>(member, nrhs),
                            [&](const int r) { b(j, r) /= ljj; });
       member.team_barrier();
     }
     for (int j = n - 1; j >= 0; --j) {
       const T ljj = l(j, j);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, nrhs),
+      Kokkos::parallel_for(team_range<P>(member, nrhs),
                            [&](const int r) { b(j, r) /= ljj; });
       member.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(member, j * nrhs), [&](const int t) {
+      Kokkos::parallel_for(team_range<P>(member, j * nrhs), [&](const int t) {
         const int i = t % j, r = t / j;
         b(i, r) -= l(j, i) * b(j, r);
       });

@@ -23,7 +23,7 @@ namespace kolesky {
 
 struct PotrfOptions {
   Algo algo = Algo::Default;
-  int block_size = 0;  // Blocked: columns per panel (0: the library's choice)
+  int block_size = 0;  // Blocked: columns per panel; tiled variants: tile order (0: default)
   int team_size = 0;   // unblocked variants: threads of the one team (0: the library's choice)
 };
 
@@ -79,6 +79,15 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, const Potrf
       break;
     case Algo::RightLooking:
       team_potrf<Algo::RightLooking>(exec, n, a, info, 0, opt.team_size);
+      break;
+    case Algo::TiledRight:
+      team_potrf<Algo::TiledRight>(exec, n, a, info, 0, opt.team_size, opt.block_size);
+      break;
+    case Algo::TiledLeft:
+      team_potrf<Algo::TiledLeft>(exec, n, a, info, 0, opt.team_size, opt.block_size);
+      break;
+    case Algo::TiledTop:
+      team_potrf<Algo::TiledTop>(exec, n, a, info, 0, opt.team_size, opt.block_size);
       break;
     case Algo::Default:
     case Algo::Blocked:

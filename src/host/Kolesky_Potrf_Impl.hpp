@@ -41,7 +41,7 @@ using ScratchVec =
 // info already in `info` means an earlier step failed: the kernel then does nothing.
 template <Algo A, class Exec, class T>
 void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoView<Exec>& info,
-                const int info_offset, const int team_size) {
+                const int info_offset, const int team_size, const int nb = kDefaultTile) {
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
   if (n == 0) return;
@@ -58,14 +58,14 @@ void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
         if (i >= j) s(i, j) = a(i, j);
       });
       member.team_barrier();
-      r = TeamPotrfInternal<A>::invoke(member, n, s);
+      r = run_team_potrf<A>(member, n, s, nb);
       member.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(member, n * n), [&](const int t) {
         const int i = t % n, j = t / n;
         if (i >= j) a(i, j) = s(i, j);
       });
     } else {
-      r = TeamPotrfInternal<A>::invoke(member, n, a);
+      r = run_team_potrf<A>(member, n, a, nb);
     }
     if (r != 0) Kokkos::single(Kokkos::PerTeam(member), [&]() { info(0) = info_offset + r; });
   };
@@ -199,7 +199,7 @@ struct PotrsFunctor {
   Strided<T> b;
   KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Exec>::member_type& m) const {
     const int r0 = m.league_rank() * per_team;
-    TeamPotrsInternal::invoke(m, n, imin(per_team, nrhs - r0), l, b.shifted(0, r0));
+    TeamPotrsInternal<>::invoke(m, n, imin(per_team, nrhs - r0), l, b.shifted(0, r0));
   }
 };
 
