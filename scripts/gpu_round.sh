@@ -7,7 +7,8 @@
 #                                  # unit tests, compute-sanitizer, perf, a short table
 #
 # With the device tool: run(command="bash scripts/gpu_round.sh run", carry=[".gpu"]).
-# Logs and JSON land in $OUT (when set) or .gpu/out.
+# Logs and JSON land in $OUT (when set) or .gpu/out. KOLESKY_SKIP="perf_dense tune ..." leaves
+# steps out; KOLESKY_PERF_ARGS / KOLESKY_BATCHED_ARGS / KOLESKY_TUNE_ARGS replace their arguments.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps=${KOLESKY_DEPS:-$here/.deps}
@@ -20,10 +21,11 @@ build)
   b=$here/build-cuda
   cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/cuda" \
     -DCMAKE_CXX_COMPILER="$deps/cuda/bin/nvcc_wrapper" -DKolesky_ENABLE_HEADER_CHECK=OFF >/dev/null
-  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_batched 01_quickstart)
+  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_batched kolesky_tune_batched 01_quickstart)
   cmake --build "$b" -j "$(nproc)" --target "${targets[@]}"
   rm -rf "$stage"; mkdir -p "$stage"
   cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" "$b/perf_test/kolesky_perf_batched" \
+     "$b/perf_test/kolesky_tune_batched" \
      "$b/example/01_quickstart/01_quickstart" "$stage/"
   strip "$stage"/* 2>/dev/null || true
   # Shared libraries the GPU machine's image lacks (it has CUDA and the C/C++ runtimes).
@@ -40,6 +42,7 @@ run)
   status=0
   step() {  # name, command...: run, log, remember failures
     local name=$1; shift
+    case " ${KOLESKY_SKIP:-} " in *" $name "*) echo "$name skipped" | tee -a "$out/summary.txt"; return;; esac
     local t0=$SECONDS
     if "$@" >"$out/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
     printf '%-28s %s  (%ds)\n' "$name" "$r" $((SECONDS - t0)) | tee -a "$out/summary.txt"
@@ -53,13 +56,15 @@ run)
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*'
   step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*'
   step quickstart "$stage/01_quickstart" 4000
-  tail -4 "$out/quickstart.log"
+  [ -f "$out/quickstart.log" ] && tail -4 "$out/quickstart.log"
   step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192} \
     --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
-  python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1
+  [ -f "$out/perf_dense.json" ] && { python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1; }
+  step tune "$stage/kolesky_tune_batched" ${KOLESKY_TUNE_ARGS:-} --out="$out/Kolesky_TunedDevice.hpp"
+  [ -f "$out/tune.log" ] && grep "^best" "$out/tune.log" || true
   step perf_batched "$stage/kolesky_perf_batched" ${KOLESKY_BATCHED_ARGS:-} --benchmark_min_time=0.1 \
     --benchmark_out="$out/perf_batched.json" --benchmark_out_format=json
-  python3 "$here/scripts/perf_table.py" --batched "$out/perf_batched.json" || status=1
+  [ -f "$out/perf_batched.json" ] && { python3 "$here/scripts/perf_table.py" --batched "$out/perf_batched.json" || status=1; }
   exit $status
   ;;
 *)

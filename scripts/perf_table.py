@@ -16,14 +16,14 @@ def load(path):
     data = json.load(open(path))
     out, errors = {}, []
     for b in data["benchmarks"]:
-        m = re.match(r"(.+)<(\w+)>/(\d+)", b["name"])
+        m = re.match(r"(.+)<(\w+)>/(\d+)(?:/(\d+))?", b["name"])
         if not m:
             continue
         if b.get("error_occurred"):
             errors.append(f'{b["name"]}: {b.get("error_message")}')
             continue
         ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
-        out[(m.group(1), m.group(2), int(m.group(3)))] = (ms, b)
+        out[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4) or 0))] = (ms, b)
     return data, out, errors
 
 
@@ -44,9 +44,9 @@ def batched(path, md, copy_gbs=3000.0):
         print("|" + "---|" * len(head))
     else:
         print("  ".join(head))
-    keys = sorted({(k[1], k[2]) for k in res})
-    for scalar, n in keys:
-        t = {l: res.get((l, scalar, n)) for l in layouts}
+    keys = sorted({(k[1], k[2], k[3]) for k in res})
+    for scalar, n, bt in keys:
+        t = {l: res.get((l, scalar, n, bt)) for l in layouts}
         have = [v for v in t.values() if v]
         if not have:
             continue
@@ -55,11 +55,22 @@ def batched(path, md, copy_gbs=3000.0):
         cells = [scalar, str(n), str(int(best[1].get("batch", 0)))]
         cells += [f"{t[l][0]:.3f}" if t[l] else "-" for l in layouts]
         cells += [f"{gbs:.0f}", f"{100 * gbs / copy_gbs:.0f}" if copy_gbs else "-"]
-        cells += [f"{res[(b, scalar, n)][0]:.3f}" if (b, scalar, n) in res else "-" for b in bases]
-        cells += [f"{res[(b, scalar, n)][0] / best[0]:.2f}" if (b, scalar, n) in res else "-" for b in bases]
-        c = res.get(("convert_strided_to_interleaved", scalar, n))
+        cells += [f"{res[(b, scalar, n, bt)][0]:.3f}" if (b, scalar, n, bt) in res else "-" for b in bases]
+        cells += [f"{res[(b, scalar, n, bt)][0] / best[0]:.2f}" if (b, scalar, n, bt) in res else "-" for b in bases]
+        c = res.get(("convert_strided_to_interleaved", scalar, n, bt))
         cells.append(f"{c[0]:.3f}" if c else "-")
         print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
+    # Forced kernels (--kernels): ms per layout and kernel.
+    forced = sorted({k[0] for k in res if k[0].count("/") == 2})
+    if forced:
+        print()
+        head = ["scalar", "n", "batch"] + [f.split("/", 1)[1] for f in forced]
+        print(("| " + " | ".join(head) + " |\n|" + "---|" * len(head)) if md else "  ".join(head))
+        for scalar, n, bt in keys:
+            cells = [scalar, str(n), str(bt)]
+            cells += [f"{res[(f, scalar, n, bt)][0]:.3f}" if (f, scalar, n, bt) in res else "-"
+                      for f in forced]
+            print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
     for e in errors:
         print("ERROR", e)
     return 1 if errors else 0

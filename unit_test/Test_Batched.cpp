@@ -134,7 +134,8 @@ std::vector<batched::Options> kernels_for(int n) {
   add(Kernel::ThreadDirect, Algo::Crout);
   add(Kernel::TeamScratch, Algo::RightLooking);
   add(Kernel::TeamRows, Algo::Default);
-  add(Kernel::RowRegisters, Algo::Default);  // GPU, n <= 64; elsewhere it runs as TeamRows
+  add(Kernel::RowRegisters, Algo::Default);  // GPU, n <= 128; elsewhere it runs as TeamRows
+  v.back().tile = n % 2 ? 16 : 32;           // both panel widths
   if (n <= 33) {
     add(Kernel::ThreadDirect, Algo::Banachiewicz);
     add(Kernel::TeamScratch, Algo::Crout);

@@ -2,7 +2,10 @@
 // potrfBatched (CUDA), a loop of LAPACK potrf (host, one matrix per thread) and Kokkos
 // Kernels' batched LU (KokkosBatched::SerialLU: Kokkos Kernels has no batched Cholesky).
 //
-//   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N] [--quick] [--kernels] [bm flags]
+//   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N[,N...]] [--quick] [--kernels] [bm flags]
+//
+// Each benchmark takes (n, batch) arguments; batch 0 means the default count below. A list
+// of batches sweeps the batch size (time per matrix should stay flat).
 //
 // GB/s counts each matrix read once and written once (2 n^2 s bytes), as anchors.md does.
 // Every benchmark checks a sample of its factors after timing.
@@ -29,11 +32,10 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 constexpr bool kHost = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
-int g_batch_override = 0;
-
-// Batch count: 131072 on the GPU (at most 2 GiB of matrices), 8192 on the host.
-int batch_for(int n, std::size_t s) {
-  if (g_batch_override > 0) return g_batch_override;
+// Batch count: the requested one, else 131072 on the GPU (at most 2 GiB of matrices) and
+// 8192 on the host.
+int batch_for(int n, std::size_t s, int requested) {
+  if (requested > 0) return requested;
   std::size_t b = kHost ? 8192 : 131072;
   const std::size_t cap = std::size_t(2) << 30;
   while (b > 1024 && b * n * n * s > cap) b /= 2;
@@ -126,7 +128,7 @@ Batch make(const std::string& label, int batch, int n) {
 template <class Batch>
 void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
   using T = typename Batch::value_type;
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   auto a0 = make<Batch>("A0", batch, n), a = make<Batch>("A", batch, n);
   fill_spd(a0);
   Kokkos::View<int*, Mem> info("info", batch);
@@ -146,7 +148,7 @@ void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
 // The cost of bringing a user's strided batch into the interleaved layout (one pass).
 template <class T>
 void convert_strided_to_interleaved(benchmark::State& st) {
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> s("S", batch, n, n);
   kolesky::batched::InterleavedBatch<T, Mem> il("I", batch, n, n);
   fill_spd(s);
@@ -162,7 +164,7 @@ void convert_strided_to_interleaved(benchmark::State& st) {
 
 template <class T>
 void kk_serial_lu(benchmark::State& st) {
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   using B = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
   B a0("A0", batch, n, n), a("A", batch, n, n);
   fill_spd(a0);
@@ -187,7 +189,7 @@ void kk_serial_lu(benchmark::State& st) {
 #ifdef KOLESKY_HAVE_LAPACK
 template <class T>
 void lapack_loop(benchmark::State& st) {
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   // LAPACK wants column-major matrices: a (batch, n, n) LayoutRight buffer holds each matrix
   // row-major, which LAPACK reads as the transpose (the same symmetric matrix).
   kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> d0("A0", batch, n, n);
@@ -221,7 +223,7 @@ void lapack_loop(benchmark::State& st) {
 #ifdef KOLESKY_HAVE_CUSOLVER
 template <class T>
 void cusolver_batched(benchmark::State& st) {
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T));
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   // cuSOLVER wants column-major matrices behind an array of pointers.
   kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> a0("A0", batch, n, n), a("A", batch, n, n);
   fill_spd(a0);
@@ -258,11 +260,13 @@ void cusolver_batched(benchmark::State& st) {
 #endif
 
 template <class T>
-void register_all(const std::string& tn, const std::vector<int>& sizes, bool kernels) {
+void register_all(const std::string& tn, const std::vector<int>& sizes,
+                  const std::vector<int>& batches, bool kernels) {
   using namespace kolesky::batched;
   auto reg = [&](const std::string& name, auto fn) {
     auto* b = benchmark::RegisterBenchmark((name + "<" + tn + ">").c_str(), fn);
-    for (int n : sizes) b->Arg(n);
+    for (int n : sizes)
+      for (int bt : batches) b->Args({n, bt});
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   };
   using S = StridedBatch<T, Kokkos::LayoutRight, Mem>;
@@ -293,16 +297,17 @@ void register_all(const std::string& tn, const std::vector<int>& sizes, bool ker
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   std::string sizes = "4,8,16,32,64,128";
+  std::string batches = "0";
   bool kernels = false;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
       sizes = argv[i] + 4;
     else if (std::strncmp(argv[i], "--batch=", 8) == 0)
-      g_batch_override = std::atoi(argv[i] + 8);
+      batches = argv[i] + 8;
     else if (std::strcmp(argv[i], "--quick") == 0) {
       sizes = "4,17";
-      g_batch_override = 300;
+      batches = "300";
     } else if (std::strcmp(argv[i], "--kernels") == 0)
       kernels = true;
     else
@@ -311,8 +316,9 @@ int main(int argc, char** argv) {
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());
   kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
-  register_all<float>("float", kolesky::perf::parse_ints(sizes), kernels);
-  register_all<double>("double", kolesky::perf::parse_ints(sizes), kernels);
+  const auto ns = kolesky::perf::parse_ints(sizes), bs = kolesky::perf::parse_ints(batches);
+  register_all<float>("float", ns, bs, kernels);
+  register_all<double>("double", ns, bs, kernels);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -29,7 +29,7 @@ struct Options {
   Kernel kernel = Kernel::Auto;
   // Variant for the ThreadDirect and TeamScratch kernels (Default: right-looking).
   Algo algo = Algo::Default;
-  int tile = 0;       // tile order of the tiled variants (0: kDefaultTile)
+  int tile = 0;  // tiled variants: tile order (0: kDefaultTile); RowRegisters: panel, 16 or 32
   int team_size = 0;  // TeamScratch: threads per matrix; TeamRows: threads per team (0: auto)
 };
 
@@ -161,13 +161,14 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
       return;
     }
     constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-    if (k == Kernel::RowRegisters && (host || a.rows() > 64)) k = Kernel::TeamRows;
+    if (k == Kernel::RowRegisters && (host || a.rows() > impl::kMaxRowRegistersN))
+      k = Kernel::TeamRows;
     if (k == Kernel::RowRegisters) {
       if constexpr (!host) {
-        if (a.rows() <= 32)
-          impl::launch_row_registers<32>(exec, uplo, a, info);
+        if (opt.tile > 0 && opt.tile <= 16)
+          impl::launch_row_registers<16>(exec, uplo, a, info);
         else
-          impl::launch_row_registers<64>(exec, uplo, a, info);
+          impl::launch_row_registers<32>(exec, uplo, a, info);
       }
       return;
     }

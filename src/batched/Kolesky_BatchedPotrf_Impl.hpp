@@ -4,6 +4,8 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
@@ -17,7 +19,7 @@ enum class Kernel {
   ThreadDirect,  // one thread per matrix, in place in device memory
   TeamScratch,   // one team per matrix, staged in team scratch memory
   TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
-  RowRegisters,  // GPU, n <= 64: one team per matrix, each thread's row in registers
+  RowRegisters,  // GPU, n <= 128: one team per matrix, each thread's row in registers
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 
@@ -257,69 +259,97 @@ KOKKOS_INLINE_FUNCTION void staged_copy(const Member& member, const Batch& a, co
   }
 }
 
-// GPU, n <= N: one team of N threads per matrix, thread i holding row i of the trailing
-// matrix in registers (N compile-time so that the row is indexed by constants). Right-looking,
-// one barrier per column: every row publishes its entry of column k (the raw, not yet scaled
-// value) into a double-buffered scratch column; after the barrier each row i > k updates
-//   a(i, j) -= (a(i, k) / a(k, k)) * a(j, k),   k < j <= i,
-// from its registers and broadcast reads of the column, and scales its own a(i, k). The
-// triangle is read and written straight from the batch (each row once); a matrix that fails
-// carries on with a dummy pivot to keep the barriers uniform and is not written back.
-template <int N, class Exec, class Batch, class Info>
+// GPU, n <= kMaxRowRegistersN: one team per matrix (n rounded up to a warp), thread i owning
+// row i. Column panels of W columns (W compile-time, so a row's panel entries live in
+// registers indexed by constants). For each panel, thread i loads its W entries, subtracts the
+// finished panels' contribution (left-looking: its own finished row times the panel rows'
+// finished entries, staged once in scratch and read as broadcasts), then factors the panel
+// right-looking with one barrier per column: every row publishes its raw entry of column k in
+// a double-buffered scratch column and each row i > k updates
+//   a(i, j) -= (a(i, k) / a(k, k)) * a(j, k),   k < j, j in the panel,
+// and scales its own a(i, k). Each element is read once and written once.
+// The updates are not predicated on j <= i: entries right of a row's diagonal are scratch
+// registers that are never published or stored, so computing garbage there is cheaper than
+// a compare per FMA. A matrix that fails carries on with a dummy pivot (the barriers stay
+// uniform); its info records the first failure and its contents are unspecified.
+constexpr int kMaxRowRegistersN = 128;
+
+template <int W, class Exec, class Batch, class Info>
 void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
   using T = typename Batch::value_type;
-  using Policy = Kokkos::TeamPolicy<Exec>;
+  // At most 128 threads and at least 5 teams of them per SM: caps registers at ~100 so that
+  // a double row of 32 does not take 150 (measured: 19 % occupancy at n = 32).
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<kMaxRowRegistersN, 5>>;
   using Member = typename Policy::member_type;
   const bool lower = uplo == Uplo::Lower;
   const int n = a.rows();
-  const std::size_t bytes = Scratch<Exec, T>::shmem_size(2 * N);
+  const int team = (n + 31) / 32 * 32;
+  const int prev = n > W ? (n - 1) / W * W : 0;  // columns finished before the last panel
+  // Padded so that the buffers can start on 16 bytes (pairs of entries load together).
+  const std::size_t count = std::size_t(2) * team + std::size_t(prev) * W + 16 / sizeof(T);
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(count);
   auto body = KOKKOS_LAMBDA(const Member& member) {
     const int b = member.league_rank(), i = member.team_rank();
     const auto m0 = a.matrix(b);
     const auto m = lower ? m0 : m0.transposed();
-    Scratch<Exec, T> buf(member.team_scratch(0), 2 * N);
+    Scratch<Exec, T> raw(member.team_scratch(0), count);
+    T* const base = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 15) &
+                                         ~std::uintptr_t(15));
+    T* const colbuf = base;                   // 2 x team
+    T* const panel = base + std::size_t(2) * team;  // prev x W, panel[q * W + w] = L(c0 + w, q)
     const bool mine = i < n;
-    T r[N];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int j = 0; j < N; ++j) r[j] = (mine && j <= i) ? m(i, j) : T(0);
     int fail = 0;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int k = 0; k < N; ++k) {
-      if (k >= n) break;  // uniform over the team
-      T* col = buf.data() + (k & 1) * N;
-      if (mine && i >= k) col[i] = r[k];
+    for (int c0 = 0; c0 < n; c0 += W) {
+      if (mine && i >= c0 && i < c0 + W)
+        for (int q = 0; q < c0; ++q) panel[q * W + (i - c0)] = m(i, q);
       member.team_barrier();
-      const T dkk = col[k];
-      const bool ok = usable_pivot(dkk);
-      fail = (fail == 0 && !ok) ? k + 1 : fail;
-      const T d = ok ? kolesky::impl::sqrt(dkk) : T(1);
-      if (i == k) {
-        r[k] = d;
-      } else if (mine && i > k) {
-        const T inv = T(1) / d;
-        const T l = r[k] * inv, s = l * inv;
+      T r[W];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-        for (int j = k + 1; j < N; ++j)
-          if (j <= i) r[j] -= s * col[j];
-        r[k] = l;
+      for (int w = 0; w < W; ++w) r[w] = (mine && c0 + w <= i) ? m(i, c0 + w) : T(0);
+      if (mine && i >= c0) {
+        for (int q = 0; q < c0; ++q) {
+          const T liq = m(i, q);
+          const T* p = static_cast<const T*>(__builtin_assume_aligned(panel + q * W, 16));
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+          for (int w = 0; w < W; ++w) r[w] -= liq * p[w];
+        }
       }
-    }
-    if (fail == 0 && mine) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-      for (int j = 0; j < N; ++j)
-        if (j <= i) m(i, j) = r[j];
+      for (int w = 0; w < W; ++w) {
+        const int k = c0 + w;
+        if (k >= n) break;  // uniform over the team
+        T* const col = static_cast<T*>(__builtin_assume_aligned(colbuf + (k & 1) * team, 16));
+        col[i] = r[w];
+        member.team_barrier();
+        const T dkk = col[k];
+        const bool ok = usable_pivot(dkk);
+        fail = (fail == 0 && !ok) ? k + 1 : fail;
+        const T d = ok ? kolesky::impl::sqrt(dkk) : T(1);
+        const T inv = T(1) / d;
+        const T l = r[w] * inv, s = i > k ? l * inv : T(0);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int v = w + 1; v < W; ++v) r[v] -= s * col[c0 + v];
+        r[w] = i == k ? d : i > k ? l : r[w];
+      }
+      if (mine && i >= c0) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int w = 0; w < W; ++w)
+          if (c0 + w <= i) m(i, c0 + w) = r[w];
+      }
     }
     if (i == 0) info(b) = fail;
   };
-  Policy policy(exec, a.size(), N);
+  Policy policy(exec, a.size(), team);
   policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kolesky::batched::potrf_row_registers", policy, body);
 }
@@ -397,36 +427,87 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
 }
 
 // Host: C consecutive matrices (batch stride 1: interleaved, or one chunk) factored together,
-// the innermost loop over the C lanes so that it vectorizes. A lane that fails continues on a
-// dummy pivot; its info records the failure and its matrix is not trusted.
+// lane l of every entry being matrix l. Left-looking (Crout) with four rows' accumulators in
+// vector registers: per column j, each row's entry is a dot product of finished columns, so
+// an FMA needs 1.25 loads instead of the right-looking form's three loads and a store.
+// A lane that fails continues on a dummy pivot; its info records the failure and its matrix
+// is not trusted.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+// GCC/Clang vector extensions: one C-wide vector per entry. Alignment of one scalar, since an
+// interleaved batch of any count puts the lanes of an entry at any offset.
+template <class T, int C>
+struct LaneVec {
+  typedef T type __attribute__((vector_size(sizeof(T) * C), aligned(sizeof(T))));
+};
+#define KOLESKY_IMPL_LANES_VECTOR 1
+#endif
+
 template <int C, class T>
 KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* info) {
   int inf[C];
   for (int l = 0; l < C; ++l) inf[l] = 0;
-  for (int k = 0; k < n; ++k) {
-    T* akk = &a(k, k);
-    T inv[C];
+#ifdef KOLESKY_IMPL_LANES_VECTOR
+  using V = typename LaneVec<T, C>::type;
+  auto at = [&](int i, int j) { return reinterpret_cast<V*>(&a(i, j)); };
+  for (int j = 0; j < n; ++j) {
+    V d = *at(j, j);
+    for (int k = 0; k < j; ++k) {
+      const V x = *at(j, k);
+      d -= x * x;
+    }
+    V s;
     for (int l = 0; l < C; ++l) {
-      const T d = akk[l];
-      const bool ok = usable_pivot(d);
-      inf[l] = (inf[l] == 0 && !ok) ? k + 1 : inf[l];
-      const T s = ok ? kolesky::impl::sqrt(d) : T(1);
-      akk[l] = s;
-      inv[l] = T(1) / s;
+      const bool ok = usable_pivot(d[l]);
+      inf[l] = (inf[l] == 0 && !ok) ? j + 1 : inf[l];
+      s[l] = ok ? kolesky::impl::sqrt(d[l]) : T(1);
     }
-    for (int i = k + 1; i < n; ++i) {
-      T* aik = &a(i, k);
-      for (int l = 0; l < C; ++l) aik[l] *= inv[l];
-    }
-    for (int j = k + 1; j < n; ++j) {
-      const T* ajk = &a(j, k);
-      for (int i = j; i < n; ++i) {
-        T* aij = &a(i, j);
-        const T* aik = &a(i, k);
-        for (int l = 0; l < C; ++l) aij[l] -= aik[l] * ajk[l];
+    *at(j, j) = s;
+    const V inv = T(1) / s;
+    int i = j + 1;
+    for (; i + 4 <= n; i += 4) {
+      V a0 = *at(i, j), a1 = *at(i + 1, j), a2 = *at(i + 2, j), a3 = *at(i + 3, j);
+      for (int k = 0; k < j; ++k) {
+        const V y = *at(j, k);
+        a0 -= *at(i, k) * y;
+        a1 -= *at(i + 1, k) * y;
+        a2 -= *at(i + 2, k) * y;
+        a3 -= *at(i + 3, k) * y;
       }
+      *at(i, j) = a0 * inv;
+      *at(i + 1, j) = a1 * inv;
+      *at(i + 2, j) = a2 * inv;
+      *at(i + 3, j) = a3 * inv;
+    }
+    for (; i < n; ++i) {
+      V acc = *at(i, j);
+      for (int k = 0; k < j; ++k) acc -= *at(i, k) * *at(j, k);
+      *at(i, j) = acc * inv;
     }
   }
+#else
+  for (int j = 0; j < n; ++j) {
+    T* ajj = &a(j, j);
+    T s[C];
+    for (int l = 0; l < C; ++l) {
+      T d = ajj[l];
+      for (int k = 0; k < j; ++k) d -= (&a(j, k))[l] * (&a(j, k))[l];
+      const bool ok = usable_pivot(d);
+      inf[l] = (inf[l] == 0 && !ok) ? j + 1 : inf[l];
+      s[l] = ok ? kolesky::impl::sqrt(d) : T(1);
+      ajj[l] = s[l];
+    }
+    for (int i = j + 1; i < n; ++i) {
+      T acc[C];
+      for (int l = 0; l < C; ++l) acc[l] = (&a(i, j))[l];
+      for (int k = 0; k < j; ++k) {
+        const T* x = &a(i, k);
+        const T* y = &a(j, k);
+        for (int l = 0; l < C; ++l) acc[l] -= x[l] * y[l];
+      }
+      for (int l = 0; l < C; ++l) (&a(i, j))[l] = acc[l] / s[l];
+    }
+  }
+#endif
   for (int l = 0; l < C; ++l) info[l] = inf[l];
 }
 

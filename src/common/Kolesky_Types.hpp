@@ -1,5 +1,6 @@
 // Tags shared by every routine.
 #pragma once
+#include <Kokkos_Macros.hpp>
 
 namespace kolesky {
 
@@ -26,7 +27,7 @@ enum class Algo {
 // Tile order the tiled forms use unless told otherwise.
 constexpr int kDefaultTile = 8;
 
-constexpr bool is_tiled(Algo a) {
+KOKKOS_INLINE_FUNCTION constexpr bool is_tiled(Algo a) {
   return a == Algo::TiledRight || a == Algo::TiledLeft || a == Algo::TiledTop;
 }
 
