@@ -262,6 +262,41 @@ TYPED_TEST(Batched, LayoutConversionsRoundTrip) {
       }
 }
 
+// Conversions through the tiled transpose (GPU): several tiles of matrices and of elements,
+// partial tiles, LayoutLeft and LayoutRight strided sides.
+template <class T, class Layout>
+void round_trip(const int count, const int n, const int m) {
+  SCOPED_TRACE("count=" + std::to_string(count) + " n=" + std::to_string(n) + " m=" + std::to_string(m));
+  batched::StridedBatch<T, Layout, MemSpace> s("s", count, n, m), back("b", count, n, m);
+  batched::InterleavedBatch<T, MemSpace> il("i", count, n, m);
+  batched::ChunkedBatch<T, MemSpace> ch("c", count, n, m, 32);
+  auto hs = batched::create_mirror_view(s);
+  for (int p = 0; p < count; ++p)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) hs(p, i, j) = T(p % 1000 + 0.25 * i + 0.001 * j);
+  batched::deep_copy(s, hs);
+  batched::copy(ExecSpace(), s, il);
+  batched::copy(ExecSpace(), il, back);
+  batched::copy(ExecSpace(), back, ch);
+  Kokkos::deep_copy(back.data, T(-1));
+  batched::copy(ExecSpace(), ch, back);
+  ExecSpace().fence();
+  auto hb = batched::create_mirror_view(back);
+  batched::deep_copy(hb, back);
+  for (int p = 0; p < count; ++p)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) ASSERT_EQ(hb(p, i, j), hs(p, i, j)) << p << " " << i << " " << j;
+}
+
+TYPED_TEST(Batched, LayoutConversionsTiles) {
+  using T = TypeParam;
+  round_trip<T, Kokkos::LayoutRight>(100, 7, 9);
+  round_trip<T, Kokkos::LayoutLeft>(100, 7, 9);
+  round_trip<T, Kokkos::LayoutRight>(33, 32, 32);
+  round_trip<T, Kokkos::LayoutLeft>(1, 1, 1);
+  round_trip<T, Kokkos::LayoutRight>(65, 1, 3);
+}
+
 TYPED_TEST(Batched, EmptyAndBadArguments) {
   using T = TypeParam;
   batched::InterleavedBatch<T, MemSpace> a("A", 4, 3, 3), rect("R", 4, 3, 2), b("B", 5, 3, 1);

@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_Types.hpp"
@@ -433,11 +434,18 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
 // A lane that fails continues on a dummy pivot; its info records the failure and its matrix
 // is not trusted.
 #if defined(__GNUC__) && !defined(__CUDACC__)
-// GCC/Clang vector extensions: one C-wide vector per entry. Alignment of one scalar, since an
-// interleaved batch of any count puts the lanes of an entry at any offset.
+// GCC/Clang vector extensions: one C-wide vector per entry. Loads and stores go through
+// memcpy (unaligned moves): an interleaved batch of any count puts an entry's lanes at any
+// offset, and an alignment attribute on a dependent typedef is not reliably honoured.
 template <class T, int C>
 struct LaneVec {
-  typedef T type __attribute__((vector_size(sizeof(T) * C), aligned(sizeof(T))));
+  typedef T type __attribute__((vector_size(sizeof(T) * C)));
+  static inline type load(const T* p) {
+    type v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static inline void store(T* p, const type& v) { std::memcpy(p, &v, sizeof v); }
 };
 #define KOLESKY_IMPL_LANES_VECTOR 1
 #endif
@@ -447,12 +455,14 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
   int inf[C];
   for (int l = 0; l < C; ++l) inf[l] = 0;
 #ifdef KOLESKY_IMPL_LANES_VECTOR
-  using V = typename LaneVec<T, C>::type;
-  auto at = [&](int i, int j) { return reinterpret_cast<V*>(&a(i, j)); };
+  using L = LaneVec<T, C>;
+  using V = typename L::type;
+  auto ld = [&](int i, int j) { return L::load(&a(i, j)); };
+  auto st = [&](int i, int j, const V& v) { L::store(&a(i, j), v); };
   for (int j = 0; j < n; ++j) {
-    V d = *at(j, j);
+    V d = ld(j, j);
     for (int k = 0; k < j; ++k) {
-      const V x = *at(j, k);
+      const V x = ld(j, k);
       d -= x * x;
     }
     V s;
@@ -461,27 +471,27 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
       inf[l] = (inf[l] == 0 && !ok) ? j + 1 : inf[l];
       s[l] = ok ? kolesky::impl::sqrt(d[l]) : T(1);
     }
-    *at(j, j) = s;
+    st(j, j, s);
     const V inv = T(1) / s;
     int i = j + 1;
     for (; i + 4 <= n; i += 4) {
-      V a0 = *at(i, j), a1 = *at(i + 1, j), a2 = *at(i + 2, j), a3 = *at(i + 3, j);
+      V a0 = ld(i, j), a1 = ld(i + 1, j), a2 = ld(i + 2, j), a3 = ld(i + 3, j);
       for (int k = 0; k < j; ++k) {
-        const V y = *at(j, k);
-        a0 -= *at(i, k) * y;
-        a1 -= *at(i + 1, k) * y;
-        a2 -= *at(i + 2, k) * y;
-        a3 -= *at(i + 3, k) * y;
+        const V y = ld(j, k);
+        a0 -= ld(i, k) * y;
+        a1 -= ld(i + 1, k) * y;
+        a2 -= ld(i + 2, k) * y;
+        a3 -= ld(i + 3, k) * y;
       }
-      *at(i, j) = a0 * inv;
-      *at(i + 1, j) = a1 * inv;
-      *at(i + 2, j) = a2 * inv;
-      *at(i + 3, j) = a3 * inv;
+      st(i, j, a0 * inv);
+      st(i + 1, j, a1 * inv);
+      st(i + 2, j, a2 * inv);
+      st(i + 3, j, a3 * inv);
     }
     for (; i < n; ++i) {
-      V acc = *at(i, j);
-      for (int k = 0; k < j; ++k) acc -= *at(i, k) * *at(j, k);
-      *at(i, j) = acc * inv;
+      V acc = ld(i, j);
+      for (int k = 0; k < j; ++k) acc -= ld(i, k) * ld(j, k);
+      st(i, j, acc * inv);
     }
   }
 #else
