@@ -34,7 +34,8 @@ def batched(path, md, copy_gbs=3000.0):
     print(("Run: " if md else "# ") + f'{ctx.get("device", ctx.get("execution_space", "?"))}, '
           f'git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
     layouts = ["kolesky_batched/strided", "kolesky_batched/interleaved", "kolesky_batched/chunked"]
-    bases = [b for b in ["cusolver_potrfBatched", "lapack_potrf_loop", "kokkoskernels_serial_lu"]
+    bases = [b for b in ["cusolver_potrfBatched", "lapack_potrf_loop", "kokkoskernels_serial_lu",
+                         "kokkoskernels_team_lu"]
              if any(k[0] == b for k in res)]
     head = ["scalar", "n", "batch"] + [l.split("/")[1] + " ms" for l in layouts] + \
         ["best GB/s", "% of copy"] + [f"{b} ms" for b in bases] + [f"{b}/best" for b in bases] + \

@@ -1,6 +1,7 @@
 // Batched Cholesky of many small SPD matrices: Kolesky in each layout against cuSOLVER
 // potrfBatched (CUDA), a loop of LAPACK potrf (host, one matrix per thread) and Kokkos
-// Kernels' batched LU (KokkosBatched::SerialLU: Kokkos Kernels has no batched Cholesky).
+// Kernels' batched LU (KokkosBatched::SerialLU and TeamLU: Kokkos Kernels has no batched
+// Cholesky).
 //
 //   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N[,N...]] [--quick] [--kernels] [bm flags]
 //
@@ -13,6 +14,7 @@
 
 #include <KokkosBatched_LU_Decl.hpp>
 #include <KokkosBatched_LU_Serial_Impl.hpp>
+#include <KokkosBatched_LU_Team_Impl.hpp>
 #include <Kokkos_Core.hpp>
 #include <Kolesky.hpp>
 #include "Kolesky_PerfCommon.hpp"
@@ -186,6 +188,33 @@ void kk_serial_lu(benchmark::State& st) {
   st.counters["GFLOP/s"] = 0;  // LU does 2n^3/3 flops; the n^3/3 rate would mislead
 }
 
+// KokkosBatched::TeamLU: one team per matrix (the team-level form of the same LU).
+template <class T>
+void kk_team_lu(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
+  using B = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
+  B a0("A0", batch, n, n), a("A", batch, n, n);
+  fill_spd(a0);
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const int team = kHost ? 1 : (n <= 32 ? 32 : 64);
+  for (auto _ : st) {
+    Kokkos::deep_copy(a.data, a0.data);
+    Exec().fence();
+    Kokkos::Timer t;
+    auto v = a.data;
+    Kokkos::parallel_for(
+        "kk_team_lu", Policy(batch, team), KOKKOS_LAMBDA(const Member& member) {
+          auto m = Kokkos::subview(v, member.league_rank(), Kokkos::ALL(), Kokkos::ALL());
+          KokkosBatched::TeamLU<Member, KokkosBatched::Algo::LU::Unblocked>::invoke(member, m);
+        });
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  counters(st, n, batch, sizeof(T));
+  st.counters["GFLOP/s"] = 0;  // LU does 2n^3/3 flops; the n^3/3 rate would mislead
+}
+
 #ifdef KOLESKY_HAVE_LAPACK
 template <class T>
 void lapack_loop(benchmark::State& st) {
@@ -284,6 +313,7 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
   }
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
   reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_serial_lu<T>(s); });
+  reg("kokkoskernels_team_lu", [](benchmark::State& s) { kk_team_lu<T>(s); });
 #ifdef KOLESKY_HAVE_LAPACK
   if (kHost) reg("lapack_potrf_loop", [](benchmark::State& s) { lapack_loop<T>(s); });
 #endif
