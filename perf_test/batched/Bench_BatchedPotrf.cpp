@@ -18,6 +18,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kolesky.hpp>
 #include "Kolesky_PerfCommon.hpp"
+#include "batched/Kolesky_BatchPerfCommon.hpp"
 #include <Kolesky_Cusolver.hpp>
 #include <Kolesky_Lapack.hpp>
 #include <cmath>
@@ -44,23 +45,9 @@ int batch_for(int n, std::size_t s, int requested) {
   return int(b);
 }
 
-// Symmetric, entries in (-1, 1), diagonal n + 1 + p % 3: SPD, different per matrix.
 template <class Batch>
 void fill_spd(const Batch& a) {
-  using T = typename Batch::value_type;
-  const int n = a.rows();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec>(0, a.size()), KOKKOS_LAMBDA(const int p) {
-        unsigned x = 2654435761u * (p + 1);
-        for (int j = 0; j < n; ++j)
-          for (int i = j; i < n; ++i) {
-            x = x * 1664525u + 1013904223u;
-            const T v = i == j ? T(n + 1 + p % 3) : T(int(x >> 9) % 2001 - 1000) / T(1000);
-            a(p, i, j) = v;
-            a(p, j, i) = v;
-          }
-      });
-  Kokkos::fence();
+  kolesky::perf::fill_spd<Exec>(a);
 }
 
 // Residual ratio of a few factored matrices against the originals (lower factor).
@@ -111,20 +98,12 @@ bool verify(benchmark::State& st, double ratio, int bad) {
 
 template <class Info>
 int count_bad(const Info& info) {
-  int bad = 0;
-  Kokkos::parallel_reduce(
-      "bad", Kokkos::RangePolicy<Exec>(0, info.extent(0)),
-      KOKKOS_LAMBDA(int p, int& c) { c += info(p) != 0; }, bad);
-  return bad;
+  return kolesky::perf::count_failed<Exec>(info);
 }
 
 template <class Batch>
 Batch make(const std::string& label, int batch, int n) {
-  using T = typename Batch::value_type;
-  if constexpr (std::is_same<Batch, kolesky::batched::ChunkedBatch<T, Mem>>::value)
-    return Batch(label, batch, n, n, kolesky::batched::default_chunk<Exec, T>());
-  else
-    return Batch(label, batch, n, n);
+  return kolesky::perf::make_batch<Exec, Batch>(label, batch, n);
 }
 
 template <class Batch>

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "Kolesky_PerfCommon.hpp"
+#include "batched/Kolesky_BatchPerfCommon.hpp"
 
 namespace {
 
@@ -75,28 +76,6 @@ std::string describe(const Options& o) {
   return s.str();
 }
 
-// Strictly diagonally dominant symmetric matrices (SPD), from a hash: cheap to make on the
-// device for any batch.
-template <class Batch>
-void fill_spd(const Batch& a) {
-  using T = typename Batch::value_type;
-  const int n = a.rows();
-  Kokkos::parallel_for(
-      "tune::fill", Kokkos::RangePolicy<Exec>(0, a.size()), KOKKOS_LAMBDA(const int b) {
-        const auto m = a.matrix(b);
-        for (int j = 0; j < n; ++j)
-          for (int i = j; i < n; ++i) {
-            unsigned h = unsigned(b) * 2654435761u ^ unsigned(i * 131 + j) * 40503u;
-            h ^= h >> 13;
-            h *= 0x5bd1e995u;
-            h ^= h >> 15;
-            const T v = T(h % 2001u) / T(1000) - T(1);  // [-1, 1]
-            m(i, j) = i == j ? T(n) + T(1) : v;
-            m(j, i) = m(i, j);
-          }
-      });
-}
-
 template <class Batch>
 double max_diff(const Batch& x, const Batch& y) {
   const int n = x.rows();
@@ -130,23 +109,15 @@ struct Best {
   double ms;
 };
 
-template <class Batch>
-Batch make(int count, int n) {
-  using T = typename Batch::value_type;
-  if constexpr (std::is_same<Batch, batched::ChunkedBatch<T, Mem>>::value)
-    return Batch("A", count, n, n, batched::default_chunk<Exec, T>());
-  else
-    return Batch("A", count, n, n);
-}
-
 template <class T, class Batch>
 bool tune_point(const Layout layout, const int n, const int batch_req, std::vector<Best>& out) {
   // At most 512 MiB of matrices per copy (three copies live).
   int count = batch_req;
   while (count > 256 && std::size_t(count) * n * n * sizeof(T) > (std::size_t(512) << 20))
     count /= 2;
-  Batch pristine = make<Batch>(count, n), work = make<Batch>(count, n), ref = make<Batch>(count, n);
-  fill_spd(pristine);
+  auto make = [&](const char* label) { return perf::make_batch<Exec, Batch>(label, count, n); };
+  Batch pristine = make("A0"), work = make("A"), ref = make("ref");
+  perf::fill_spd<Exec>(pristine);
   Kokkos::View<int*, Mem> info("info", count);
   Options ref_opt;
   ref_opt.kernel = Kernel::ThreadDirect;
@@ -169,10 +140,7 @@ bool tune_point(const Layout layout, const int n, const int batch_req, std::vect
       t_min = ms < t_min ? ms : t_min;
       if (rep == 0 && ms > 3 * best.ms) break;  // hopeless: do not spend more time on it
     }
-    int bad = 0;
-    Kokkos::parallel_reduce(
-        "tune::info", Kokkos::RangePolicy<Exec>(0, count),
-        KOKKOS_LAMBDA(const int b, int& acc) { acc += info(b) != 0; }, bad);
+    const int bad = perf::count_failed<Exec>(info);
     const double diff = max_diff(work, ref);
     std::printf("%-6s %-12s n=%-4d batch=%-7d %-36s %10.4f ms  diff %.1e\n",
                 sizeof(T) == 4 ? "float" : "double", name(layout), n, count, describe(o).c_str(),

@@ -1,0 +1,54 @@
+// What the batched benchmark and the autotuner share: making a batch of any layout, filling
+// it with SPD matrices on the device, counting failed factorizations.
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <Kolesky.hpp>
+#include <string>
+#include <type_traits>
+
+namespace kolesky {
+namespace perf {
+
+// A batch of `count` n x n matrices; chunked batches use the backend's default chunk.
+template <class Exec, class Batch>
+Batch make_batch(const std::string& label, int count, int n) {
+  using T = typename Batch::value_type;
+  if constexpr (std::is_same<Batch, batched::ChunkedBatch<T, typename Batch::memory_space>>::value)
+    return Batch(label, count, n, n, batched::default_chunk<Exec, T>());
+  else
+    return Batch(label, count, n, n);
+}
+
+// Symmetric, entries in [-1, 1], diagonal n + 1 + p % 3: strictly diagonally dominant, so SPD,
+// and different per matrix. Made on the device, so any batch size is cheap.
+template <class Exec, class Batch>
+void fill_spd(const Batch& a) {
+  using T = typename Batch::value_type;
+  const int n = a.rows();
+  Kokkos::parallel_for(
+      "kolesky::perf::fill_spd", Kokkos::RangePolicy<Exec>(0, a.size()),
+      KOKKOS_LAMBDA(const int p) {
+        unsigned x = 2654435761u * unsigned(p + 1);
+        for (int j = 0; j < n; ++j)
+          for (int i = j; i < n; ++i) {
+            x = x * 1664525u + 1013904223u;
+            const T v = i == j ? T(n + 1 + p % 3) : T(int(x >> 9) % 2001 - 1000) / T(1000);
+            a(p, i, j) = v;
+            a(p, j, i) = v;
+          }
+      });
+  Kokkos::fence();
+}
+
+// Matrices whose info is not 0.
+template <class Exec, class Info>
+int count_failed(const Info& info) {
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "kolesky::perf::count_failed", Kokkos::RangePolicy<Exec>(0, info.extent(0)),
+      KOKKOS_LAMBDA(const int p, int& c) { c += info(p) != 0; }, bad);
+  return bad;
+}
+
+}  // namespace perf
+}  // namespace kolesky
