@@ -328,55 +328,35 @@ KOKKOS_INLINE_FUNCTION int tiled_potrf(const Ctx& ctx, const int n, const Stride
   return 0;
 }
 
-template <>
-struct SerialPotrfInternal<Algo::TiledRight> {
+template <Algo A>
+struct SerialTiledPotrf {
   template <class T>
   KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
                                            const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledRight>(SerialCtx{}, n, a, nb);
+    return tiled_potrf<A>(SerialCtx{}, n, a, nb);
   }
 };
-template <>
-struct SerialPotrfInternal<Algo::TiledLeft> {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
+template <Algo A, Par P>
+struct TeamTiledPotrf {
+  template <class Member, class T>
+  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
                                            const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledLeft>(SerialCtx{}, n, a, nb);
-  }
-};
-template <>
-struct SerialPotrfInternal<Algo::TiledTop> {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a,
-                                           const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledTop>(SerialCtx{}, n, a, nb);
+    return tiled_potrf<A>(TeamCtx<Member, P>{member}, n, a, nb);
   }
 };
 
+template <>
+struct SerialPotrfInternal<Algo::TiledRight> : SerialTiledPotrf<Algo::TiledRight> {};
+template <>
+struct SerialPotrfInternal<Algo::TiledLeft> : SerialTiledPotrf<Algo::TiledLeft> {};
+template <>
+struct SerialPotrfInternal<Algo::TiledTop> : SerialTiledPotrf<Algo::TiledTop> {};
 template <Par P>
-struct TeamPotrfInternal<Algo::TiledRight, P> {
-  template <class Member, class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
-                                           const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledRight>(TeamCtx<Member, P>{member}, n, a, nb);
-  }
-};
+struct TeamPotrfInternal<Algo::TiledRight, P> : TeamTiledPotrf<Algo::TiledRight, P> {};
 template <Par P>
-struct TeamPotrfInternal<Algo::TiledLeft, P> {
-  template <class Member, class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
-                                           const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledLeft>(TeamCtx<Member, P>{member}, n, a, nb);
-  }
-};
+struct TeamPotrfInternal<Algo::TiledLeft, P> : TeamTiledPotrf<Algo::TiledLeft, P> {};
 template <Par P>
-struct TeamPotrfInternal<Algo::TiledTop, P> {
-  template <class Member, class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const Member& member, const int n, const Strided<T> a,
-                                           const int nb = kDefaultTile) {
-    return tiled_potrf<Algo::TiledTop>(TeamCtx<Member, P>{member}, n, a, nb);
-  }
-};
+struct TeamPotrfInternal<Algo::TiledTop, P> : TeamTiledPotrf<Algo::TiledTop, P> {};
 
 // Any variant through one call; nb matters only to the tiled ones.
 template <Algo A, class T>
