@@ -143,33 +143,10 @@ void convert_strided_to_interleaved(benchmark::State& st) {
   counters(st, n, batch, sizeof(T));
 }
 
-template <class T>
-void kk_serial_lu(benchmark::State& st) {
-  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
-  using B = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
-  B a0("A0", batch, n, n), a("A", batch, n, n);
-  fill_spd(a0);
-  for (auto _ : st) {
-    Kokkos::deep_copy(a.data, a0.data);
-    Exec().fence();
-    Kokkos::Timer t;
-    auto v = a.data;
-    Kokkos::parallel_for(
-        "kk_serial_lu", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
-          auto m = Kokkos::subview(v, p, Kokkos::ALL(), Kokkos::ALL());
-          KokkosBatched::SerialLU<KokkosBatched::Algo::LU::Unblocked>::invoke(m);
-        });
-    Exec().fence();
-    st.SetIterationTime(t.seconds());
-  }
-  // LU, not Cholesky: no factor check against L L^T; report the time only.
-  counters(st, n, batch, sizeof(T));
-  st.counters["GFLOP/s"] = 0;  // LU does 2n^3/3 flops; the n^3/3 rate would mislead
-}
-
-// KokkosBatched::TeamLU: one team per matrix (the team-level form of the same LU).
-template <class T>
-void kk_team_lu(benchmark::State& st) {
+// KokkosBatched::SerialLU (a thread per matrix) or TeamLU (a team per matrix): Kokkos
+// Kernels' way to factor a batch of small matrices.
+template <class T, bool Team>
+void kk_lu(benchmark::State& st) {
   const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   using B = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
   B a0("A0", batch, n, n), a("A", batch, n, n);
@@ -182,14 +159,23 @@ void kk_team_lu(benchmark::State& st) {
     Exec().fence();
     Kokkos::Timer t;
     auto v = a.data;
-    Kokkos::parallel_for(
-        "kk_team_lu", Policy(batch, team), KOKKOS_LAMBDA(const Member& member) {
-          auto m = Kokkos::subview(v, member.league_rank(), Kokkos::ALL(), Kokkos::ALL());
-          KokkosBatched::TeamLU<Member, KokkosBatched::Algo::LU::Unblocked>::invoke(member, m);
-        });
+    if constexpr (Team) {
+      Kokkos::parallel_for(
+          "kk_team_lu", Policy(batch, team), KOKKOS_LAMBDA(const Member& member) {
+            auto m = Kokkos::subview(v, member.league_rank(), Kokkos::ALL(), Kokkos::ALL());
+            KokkosBatched::TeamLU<Member, KokkosBatched::Algo::LU::Unblocked>::invoke(member, m);
+          });
+    } else {
+      Kokkos::parallel_for(
+          "kk_serial_lu", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
+            auto m = Kokkos::subview(v, p, Kokkos::ALL(), Kokkos::ALL());
+            KokkosBatched::SerialLU<KokkosBatched::Algo::LU::Unblocked>::invoke(m);
+          });
+    }
     Exec().fence();
     st.SetIterationTime(t.seconds());
   }
+  // LU, not Cholesky: no factor check against L L^T; report the time only.
   counters(st, n, batch, sizeof(T));
   st.counters["GFLOP/s"] = 0;  // LU does 2n^3/3 flops; the n^3/3 rate would mislead
 }
@@ -291,8 +277,8 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
     }
   }
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
-  reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_serial_lu<T>(s); });
-  reg("kokkoskernels_team_lu", [](benchmark::State& s) { kk_team_lu<T>(s); });
+  reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_lu<T, false>(s); });
+  reg("kokkoskernels_team_lu", [](benchmark::State& s) { kk_lu<T, true>(s); });
 #ifdef KOLESKY_HAVE_LAPACK
   if (kHost) reg("lapack_potrf_loop", [](benchmark::State& s) { lapack_loop<T>(s); });
 #endif
