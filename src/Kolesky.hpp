@@ -8,3 +8,4 @@
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Device.hpp"
 #include "host/Kolesky_Potrf.hpp"
+#include "host/Kolesky_PosvMixed.hpp"

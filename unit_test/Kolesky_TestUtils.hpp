@@ -2,6 +2,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -50,6 +51,76 @@ Dense random_spd(int n, unsigned seed) {
       a(i, j) = a(j, i) = double(T(s));
     }
   return a;
+}
+
+// Symmetric, entries in [-1, 1], diagonal n: SPD by diagonal dominance, O(n^2) to make (for
+// the large sizes), rounded to T.
+template <class T>
+Dense dominant_spd(int n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Dense a(n, n);
+  for (int j = 0; j < n; ++j) {
+    for (int i = j + 1; i < n; ++i) a(i, j) = a(j, i) = double(T(u(gen)));
+    a(j, j) = n;
+  }
+  return a;
+}
+
+// A = Q diag(s) Q^T with Q a product of three random Householder reflections and s
+// geometric from 1 down to 1/cond: SPD with condition number cond.
+inline Dense spd_with_condition(int n, double cond, unsigned seed) {
+  Dense a(n, n);
+  for (int i = 0; i < n; ++i) a(i, i) = n > 1 ? std::pow(cond, -double(i) / (n - 1)) : 1.0;
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> g;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<double> v(n);
+    double nv = 0;
+    for (auto& x : v) nv += (x = g(gen)) * x;
+    for (auto& x : v) x /= std::sqrt(nv);
+    // A <- H A H with H = I - 2 v v^T.
+    std::vector<double> av(n);
+    for (int i = 0; i < n; ++i) {
+      double s = 0;
+      for (int k = 0; k < n; ++k) s += a(i, k) * v[k];
+      av[i] = s;
+    }
+    double vav = 0;
+    for (int i = 0; i < n; ++i) vav += v[i] * av[i];
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        a(i, j) += -2 * v[i] * av[j] - 2 * av[i] * v[j] + 4 * vav * v[i] * v[j];
+  }
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) a(i, j) = a(j, i);
+  return a;
+}
+
+// The symmetric matrix times x, O(n^2) (for residuals at sizes the O(n^3) checks cannot take).
+inline double solve_ratio_fast(const Dense& a, const Dense& x, const Dense& b, double eps) {
+  const int n = a.n;
+  if (n == 0) return 0;
+  double an = 0;
+  for (int j = 0; j < n; ++j) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += std::abs(a(i, j));
+    an = std::max(an, s);
+  }
+  double worst = 0;
+  for (int r = 0; r < x.m; ++r) {
+    std::vector<double> res(b.v.begin() + std::size_t(r) * n, b.v.begin() + std::size_t(r + 1) * n);
+    double xn = 0;
+    for (int k = 0; k < n; ++k) {
+      const double xk = x(k, r);
+      xn += std::abs(xk);
+      for (int i = 0; i < n; ++i) res[i] -= a(i, k) * xk;
+    }
+    double rn = 0;
+    for (double v : res) rn += std::abs(v);
+    worst = std::max(worst, rn / (an * xn * n * eps));
+  }
+  return worst;
 }
 
 inline double norm1(const Dense& a) {

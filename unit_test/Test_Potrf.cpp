@@ -13,7 +13,9 @@ namespace test {
 namespace {
 
 const int kSizes[] = {0, 1, 2, 3, 17, 64, 100, 257};
-const Algo kAlgos[] = {Algo::Crout, Algo::Banachiewicz, Algo::RightLooking, Algo::Blocked,
+const Algo kAlgos[] = {Algo::Crout,        Algo::Banachiewicz,  Algo::RightLooking,
+                       Algo::Blocked,      Algo::BlockedLeft,   Algo::Recursive,
+                       Algo::ColumnKernels, Algo::RightLookingKernels, Algo::CroutCutoff,
                        Algo::Default};
 constexpr double kOther = 12345.0;  // marks the triangle that must stay untouched
 
@@ -115,7 +117,7 @@ TYPED_TEST(Potrf, BlockedBlockSizes) {
   for (const int nb : {1, 7, 16, 32, 100})
     for (const int n : {31, 65, 130}) {
       PotrfOptions opt;
-      opt.algo = Algo::Blocked;
+      opt.algo = nb % 2 ? Algo::BlockedLeft : Algo::Blocked;
       opt.block_size = nb;
       const Dense a = random_spd<T>(n, 77u + n);
       check_factor<T, Kokkos::LayoutLeft>(a, Uplo::Lower, opt);

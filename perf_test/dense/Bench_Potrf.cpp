@@ -1,7 +1,10 @@
 // Dense Cholesky of one matrix: Kolesky's variants against LAPACK (host), cuSOLVER (CUDA) and
 // a Kokkos Kernels composition, all in one process on the same matrices.
 //
-//   kolesky_perf_dense [--n=250,500,...] [--quick] [--algos] [benchmark flags]
+//   kolesky_perf_dense [--n=250,500,...] [--quick] [--algos] [--nb=256,512] [benchmark flags]
+//
+// --algos adds every variant (blocked forms with native and vendor level-3 steps, each panel
+// width of --nb, with and without lookahead; the seed schemes; the one-team kernels).
 //
 // Timing is manual: the matrix is restored, the device fenced, then only the factorization is
 // timed. Every benchmark checks its result after timing (a solve against a known solution)
@@ -94,12 +97,10 @@ void set_counters(benchmark::State& state, int n, std::size_t elem) {
 }
 
 template <class T>
-void kolesky_potrf(benchmark::State& state, kolesky::Algo algo) {
+void kolesky_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
   const int n = int(state.range(0));
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
-  kolesky::PotrfOptions opt;
-  opt.algo = algo;
   int info = 0;
   for (auto _ : state) {
     Kokkos::deep_copy(a, a0);
@@ -169,22 +170,63 @@ void cusolver_potrf(benchmark::State& state) {
 #endif
 
 template <class T>
-void register_all(const std::string& tname, const std::vector<int>& sizes, bool all_algos) {
+void register_all(const std::string& tname, const std::vector<int>& sizes, bool all_algos,
+                  const std::vector<int>& nbs) {
+  using kolesky::Algo;
+  using kolesky::Blas;
+  // max_n: variants whose time grows with launches per column stop there.
+  auto reg_opt = [&](const std::string& label, kolesky::PotrfOptions opt, int max_n) {
+    auto* b = benchmark::RegisterBenchmark(("kolesky_potrf/" + label + "<" + tname + ">").c_str(),
+                                           [opt](benchmark::State& s) { kolesky_potrf<T>(s, opt); });
+    for (int n : sizes)
+      if (n <= max_n) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  };
   auto reg = [&](const std::string& name, auto fn) {
     auto* b = benchmark::RegisterBenchmark((name + "<" + tname + ">").c_str(), fn);
     for (int n : sizes) b->Arg(n);
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   };
-  reg("kolesky_potrf/Default", [](benchmark::State& s) { kolesky_potrf<T>(s, kolesky::Algo::Default); });
+  const int big = 1 << 30;
+  reg_opt("Default", {}, big);
   if (all_algos) {
-    // The unblocked one-team variants are quadratic in barriers: keep them to small sizes.
-    for (auto algo : {kolesky::Algo::Crout, kolesky::Algo::Banachiewicz, kolesky::Algo::RightLooking}) {
-      auto* b = benchmark::RegisterBenchmark(
-          (std::string("kolesky_potrf/") + kolesky::name(algo) + "<" + tname + ">").c_str(),
-          [algo](benchmark::State& s) { kolesky_potrf<T>(s, algo); });
-      for (int n : sizes)
-        if (n <= 1000) b->Arg(n);
-      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    for (Blas blas : {Blas::Vendor, Blas::Native}) {
+      const std::string bl = blas == Blas::Vendor ? "vendor" : "native";
+      kolesky::PotrfOptions o;
+      o.blas = blas;
+      o.algo = Algo::Recursive;
+      reg_opt(std::string("Recursive/") + bl, o, big);
+      for (int nb : nbs) {
+        o.block_size = nb;
+        o.algo = Algo::Blocked;
+        o.lookahead = true;
+        reg_opt("Blocked/" + bl + "/nb" + std::to_string(nb), o, big);
+        if (!Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible) {
+          o.lookahead = false;
+          reg_opt("Blocked/" + bl + "/nb" + std::to_string(nb) + "/nolookahead", o, big);
+          o.lookahead = true;
+        }
+        o.algo = Algo::BlockedLeft;
+        reg_opt("BlockedLeft/" + bl + "/nb" + std::to_string(nb), o, big);
+      }
+    }
+    // The seeds' column schemes: launches per column, so small sizes only.
+    kolesky::PotrfOptions o;
+    o.algo = Algo::ColumnKernels;
+    reg_opt("ColumnKernels", o, 2048);
+    o.algo = Algo::RightLookingKernels;
+    reg_opt("RightLookingKernels", o, 2048);
+    for (int cut : {0, 128, 512}) {
+      o.algo = Algo::CroutCutoff;
+      o.tail_cutoff = cut;
+      reg_opt("CroutCutoff/" + std::to_string(cut), o, 2048);
+    }
+    // The one-team kernels are quadratic in barriers.
+    for (auto algo : {Algo::Crout, Algo::Banachiewicz, Algo::RightLooking, Algo::TiledLeft}) {
+      kolesky::PotrfOptions t;
+      t.algo = algo;
+      t.block_size = algo == Algo::TiledLeft ? 32 : 0;
+      reg_opt(kolesky::name(algo), t, 1000);
     }
   }
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
@@ -206,12 +248,15 @@ int main(int argc, char** argv) {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
   bool all_algos = false;
+  std::string nbs = host ? "128,256" : "256,512,1024";
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
       sizes = argv[i] + 4;
     else if (std::strcmp(argv[i], "--quick") == 0)
       sizes = "64,200";
+    else if (std::strncmp(argv[i], "--nb=", 5) == 0)
+      nbs = argv[i] + 5;
     else if (std::strcmp(argv[i], "--algos") == 0)
       all_algos = true;
     else
@@ -220,8 +265,9 @@ int main(int argc, char** argv) {
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());
   kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
-  register_all<double>("double", kolesky::perf::parse_ints(sizes), all_algos);
-  register_all<float>("float", kolesky::perf::parse_ints(sizes), all_algos);
+  const auto nbv = kolesky::perf::parse_ints(nbs);
+  register_all<double>("double", kolesky::perf::parse_ints(sizes), all_algos, nbv);
+  register_all<float>("float", kolesky::perf::parse_ints(sizes), all_algos, nbv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

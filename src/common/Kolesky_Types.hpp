@@ -16,12 +16,22 @@ enum class Algo {
   Crout,         // column by column, left-looking (dot products of finished columns)
   Banachiewicz,  // row by row
   RightLooking,  // kji: scale a column, then a rank-1 update of the trailing matrix
-  Blocked,       // right-looking over blocks of columns: panel, triangular solve, update
+  Blocked,       // right-looking over panels of columns: panel, TRSM, SYRK/GEMM update
+                 // (CUDA: the next panel is factored on a second stream during the update)
+  BlockedLeft,   // left-looking over panels: a panel gets all its updates just before use
+  Recursive,     // halve, factor, TRSM, SYRK, factor: few and large level-3 calls
   // Tiled forms on nb x nb tiles built from tile POTRF / TRSM / SYRK / GEMM (nb: a runtime
   // argument, kDefaultTile when omitted). They differ in when a tile receives its updates:
   TiledRight,    // as soon as its column panel is factored (eager)
   TiledLeft,     // just before its column panel is factored (lazy, by column panels)
-  TiledTop       // row panel by row panel: solve a row against the rows above it, then its diagonal
+  TiledTop,      // row panel by row panel: solve a row against the rows above it, then its diagonal
+  // The schemes of the documents the project came from, kept for comparison (host-level
+  // potrf only; one or more kernel launches per column, so slow for large n):
+  ColumnKernels,        // 000: per column, a block-reduction kernel for the diagonal and a
+                        // kernel with a thread per row, the pivot row tiled through scratch
+  RightLookingKernels,  // 001: per column, sqrt / divide / eliminate kernels
+  CroutCutoff           // 002: Crout, each column's rows in parallel, the last
+                        // PotrfOptions::tail_cutoff columns sequentially
 };
 
 // Tile order the tiled forms use unless told otherwise.
@@ -29,6 +39,15 @@ constexpr int kDefaultTile = 8;
 
 KOKKOS_INLINE_FUNCTION constexpr bool is_tiled(Algo a) {
   return a == Algo::TiledRight || a == Algo::TiledLeft || a == Algo::TiledTop;
+}
+
+// The host-level schemes have no device-function form: there they mean the default.
+KOKKOS_INLINE_FUNCTION constexpr bool is_host_level(Algo a) {
+  return a == Algo::BlockedLeft || a == Algo::Recursive || a == Algo::ColumnKernels ||
+         a == Algo::RightLookingKernels || a == Algo::CroutCutoff;
+}
+KOKKOS_INLINE_FUNCTION constexpr Algo device_algo(Algo a) {
+  return is_host_level(a) ? Algo::Default : a;
 }
 
 inline const char* name(Uplo u) { return u == Uplo::Lower ? "Lower" : "Upper"; }
@@ -42,6 +61,11 @@ inline const char* name(Algo a) {
     case Algo::TiledRight: return "TiledRight";
     case Algo::TiledLeft: return "TiledLeft";
     case Algo::TiledTop: return "TiledTop";
+    case Algo::BlockedLeft: return "BlockedLeft";
+    case Algo::Recursive: return "Recursive";
+    case Algo::ColumnKernels: return "ColumnKernels";
+    case Algo::RightLookingKernels: return "RightLookingKernels";
+    case Algo::CroutCutoff: return "CroutCutoff";
   }
   return "?";
 }

@@ -361,7 +361,9 @@ struct TeamPotrfInternal<Algo::TiledTop, P> : TeamTiledPotrf<Algo::TiledTop, P> 
 // Any variant through one call; nb matters only to the tiled ones.
 template <Algo A, class T>
 KOKKOS_INLINE_FUNCTION int run_serial_potrf(const int n, const Strided<T> a, const int nb) {
-  if constexpr (is_tiled(A))
+  if constexpr (is_host_level(A))
+    return SerialPotrfInternal<device_algo(A)>::invoke(n, a);
+  else if constexpr (is_tiled(A))
     return SerialPotrfInternal<A>::invoke(n, a, nb);
   else
     return (void)nb, SerialPotrfInternal<A>::invoke(n, a);
@@ -369,7 +371,9 @@ KOKKOS_INLINE_FUNCTION int run_serial_potrf(const int n, const Strided<T> a, con
 template <Algo A, Par P = Par::Team, class Member, class T>
 KOKKOS_INLINE_FUNCTION int run_team_potrf(const Member& member, const int n, const Strided<T> a,
                                       const int nb) {
-  if constexpr (is_tiled(A))
+  if constexpr (is_host_level(A))
+    return TeamPotrfInternal<device_algo(A), P>::invoke(member, n, a);
+  else if constexpr (is_tiled(A))
     return TeamPotrfInternal<A, P>::invoke(member, n, a, nb);
   else
     return (void)nb, TeamPotrfInternal<A, P>::invoke(member, n, a);

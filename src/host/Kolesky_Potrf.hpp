@@ -17,14 +17,20 @@
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Device.hpp"
+#include "dense/Kolesky_Blas3.hpp"
+#include "host/Kolesky_PotrfBlocked.hpp"
+#include "host/Kolesky_PotrfColumns.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
 
 namespace kolesky {
 
 struct PotrfOptions {
   Algo algo = Algo::Default;
-  int block_size = 0;  // Blocked: columns per panel; tiled variants: tile order (0: default)
+  int block_size = 0;  // Blocked*: columns per panel; tiled variants: tile order (0: default)
   int team_size = 0;   // unblocked variants: threads of the one team (0: the library's choice)
+  Blas blas = Blas::Auto;  // blocked variants: vendor BLAS (cuBLAS / BLAS) or Kokkos kernels
+  bool lookahead = true;   // Blocked on CUDA: factor the next panel on a second stream
+  int tail_cutoff = 128;   // CroutCutoff: columns finished by one thread
 };
 
 namespace impl {
@@ -65,11 +71,30 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
     throw_invalid(routine, "B has ", b.extent(1), " columns, more than ", INT_MAX);
 }
 
+// What Algo::Default means for (backend, scalar, n): measured on the H100 and the 2-core
+// OpenMP machine (docs/performance.md, "Dense potrf").
 template <class Exec, class T>
-int potrf_strided(const Exec& exec, const int n, const Strided<T> a, const PotrfOptions& opt) {
+PotrfOptions default_options(const int n, PotrfOptions opt) {
+  if (is_host_exec<Exec>()) {
+    opt.algo = has_vendor_blas<Exec>() ? Algo::Recursive : Algo::Blocked;
+    if (opt.block_size <= 0) opt.block_size = 128;
+  } else {
+    opt.algo = n <= 4096 ? Algo::Recursive : Algo::Blocked;
+    if (opt.block_size <= 0) opt.block_size = n <= 16384 ? 512 : 1024;
+  }
+  return opt;
+}
+
+template <class Exec, class T>
+int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
   InfoView<Exec> info("kolesky::info", 1);  // zero-initialised, ordered on exec below
   Kokkos::deep_copy(exec, info, 0);
+  if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
+  BlockedConfig cfg;
+  cfg.blas = opt.blas;
+  cfg.nb = opt.block_size > 0 ? opt.block_size : (has_vendor_blas<Exec>() ? 256 : 128);
+  cfg.lookahead = opt.lookahead;
   switch (opt.algo) {
     case Algo::Crout:
       team_potrf<Algo::Crout>(exec, n, a, info, 0, opt.team_size);
@@ -89,9 +114,24 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, const Potrf
     case Algo::TiledTop:
       team_potrf<Algo::TiledTop>(exec, n, a, info, 0, opt.team_size, opt.block_size);
       break;
+    case Algo::ColumnKernels:
+      column_kernels_potrf(exec, n, a, info);
+      break;
+    case Algo::RightLookingKernels:
+      right_looking_kernels_potrf(exec, n, a, info);
+      break;
+    case Algo::CroutCutoff:
+      crout_cutoff_potrf(exec, n, a, info, opt.tail_cutoff);
+      break;
+    case Algo::Recursive:
+      recursive_potrf(exec, opt.blas, n, a, info, 0);
+      break;
+    case Algo::BlockedLeft:
+      blocked_left_potrf(exec, cfg, n, a, info);
+      break;
     case Algo::Default:
     case Algo::Blocked:
-      blocked_potrf(exec, n, a, info, opt.block_size);
+      blocked_right_potrf(exec, cfg, n, a, info);
       break;
   }
   return fetch_info(exec, info);
@@ -125,7 +165,8 @@ int potrf(const Uplo uplo, const AView& a, const PotrfOptions& opt = {}) {
 
 // Solve with the factor from potrf. B is overwritten by the solution.
 template <class ExecSpace, class AView, class BView>
-void potrs(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b) {
+void potrs(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
+           const Blas blas = Blas::Auto) {
   impl::check_matrix<ExecSpace>("potrs", a);
   impl::check_rhs<ExecSpace>("potrs", a, b);
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
@@ -134,7 +175,8 @@ void potrs(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& 
     const auto l = uplo == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a)
                                        : impl::lower_of<Uplo::Upper>(a);
     impl::potrs_strided<ExecSpace, T>(exec, int(a.extent(0)), impl::nrhs_of(b),
-                                      impl::Strided<const T>{l.p, l.rs, l.cs}, impl::rhs_of(b));
+                                      impl::Strided<const T>{l.p, l.rs, l.cs}, impl::rhs_of(b),
+                                      blas);
     exec.fence();
   }
 }
@@ -151,7 +193,7 @@ int posv(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
   impl::check_matrix<ExecSpace>("posv", a);
   impl::check_rhs<ExecSpace>("posv", a, b);
   const int info = potrf(exec, uplo, a, opt);
-  if (info == 0) potrs(exec, uplo, a, b);
+  if (info == 0) potrs(exec, uplo, a, b, opt.blas);
   return info;
 }
 

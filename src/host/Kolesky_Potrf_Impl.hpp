@@ -76,111 +76,6 @@ void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
   Kokkos::parallel_for("kolesky::potrf_team", policy, body);
 }
 
-// Blocked right-looking, step 2: A21 <- A21 * L11^{-T}, one row per thread, L11 in scratch.
-template <class Exec, class T>
-void panel_trsm(const Exec& exec, const int m, const int kb, const Strided<T> l11,
-                const Strided<T> a21, const InfoView<Exec>& info) {
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  using Member = typename Policy::member_type;
-  constexpr int rows = is_host_space<Exec>() ? 64 : 128;
-  const std::size_t bytes = ScratchVec<Exec, T>::shmem_size(std::size_t(kb) * kb);
-  const int level = scratch_level<Policy>(bytes);
-  auto body = KOKKOS_LAMBDA(const Member& member) {
-    if (info(0) != 0) return;
-    ScratchVec<Exec, T> buf(member.team_scratch(level), std::size_t(kb) * kb);
-    const Strided<T> l{buf.data(), 1, kb};
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, kb * kb), [&](const int t) {
-      const int i = t % kb, j = t / kb;
-      if (i >= j) l(i, j) = l11(i, j);
-    });
-    member.team_barrier();
-    const int r0 = member.league_rank() * rows;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, imin(rows, m - r0)),
-                         [&](const int t) {
-                           const int i = r0 + t;
-                           for (int j = 0; j < kb; ++j) {
-                             T x = a21(i, j);
-                             for (int p = 0; p < j; ++p) x -= a21(i, p) * l(j, p);
-                             a21(i, j) = x / l(j, j);
-                           }
-                         });
-  };
-  const int league = (m + rows - 1) / rows;
-  Policy probe(exec, league, 1);
-  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  Policy policy(exec, league, pick_team_size(exec, probe, body, is_host_space<Exec>() ? 1 : rows));
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for("kolesky::potrf_panel_trsm", policy, body);
-}
-
-// Blocked right-looking, step 3: A22 <- A22 - A21 * A21^T on the lower triangle only, in
-// TB x TB tiles. Each thread owns one column of a tile and accumulates it in registers.
-template <int TB, class Exec, class T>
-void trailing_syrk(const Exec& exec, const int m, const int kb, const Strided<T> a21,
-                   const Strided<T> a22, const InfoView<Exec>& info) {
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  using Member = typename Policy::member_type;
-  const int tiles = (m + TB - 1) / TB;
-  const std::size_t bytes = 2 * ScratchVec<Exec, T>::shmem_size(std::size_t(kb) * TB);
-  const int level = scratch_level<Policy>(bytes);
-  auto body = KOKKOS_LAMBDA(const Member& member) {
-    if (info(0) != 0) return;
-    // Tile pair (ti >= tj) from the league rank.
-    const int t = member.league_rank();
-    int ti = int((impl::sqrt(8.0 * t + 1.0) - 1.0) / 2.0);
-    while (ti * (ti + 1) / 2 > t) --ti;
-    while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
-    const int tj = t - ti * (ti + 1) / 2;
-    ScratchVec<Exec, T> pi(member.team_scratch(level), std::size_t(kb) * TB);
-    ScratchVec<Exec, T> pj(member.team_scratch(level), std::size_t(kb) * TB);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, kb * TB), [&](const int u) {
-      const int r = u % TB, k = u / TB;
-      const int i = ti * TB + r, j = tj * TB + r;
-      pi(k * TB + r) = i < m ? a21(i, k) : T(0);
-      pj(k * TB + r) = j < m ? a21(j, k) : T(0);
-    });
-    member.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, TB), [&](const int c) {
-      const int j = tj * TB + c;
-      if (j >= m) return;
-      T acc[TB];
-      for (int r = 0; r < TB; ++r) acc[r] = 0;
-      for (int k = 0; k < kb; ++k) {
-        const T b = pj(k * TB + c);
-        for (int r = 0; r < TB; ++r) acc[r] += pi(k * TB + r) * b;
-      }
-      for (int r = 0; r < TB; ++r) {
-        const int i = ti * TB + r;
-        if (i < m && i >= j) a22(i, j) -= acc[r];
-      }
-    });
-  };
-  const int league = tiles * (tiles + 1) / 2;
-  Policy probe(exec, league, 1);
-  probe.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  Policy policy(exec, league, pick_team_size(exec, probe, body, is_host_space<Exec>() ? 1 : TB));
-  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for("kolesky::potrf_trailing_syrk", policy, body);
-}
-
-template <class Exec, class T>
-void blocked_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoView<Exec>& info,
-                   int nb) {
-  if (nb <= 0) nb = 64;
-  for (int k0 = 0; k0 < n; k0 += nb) {
-    const int kb = std::min(nb, n - k0);
-    team_potrf<Algo::RightLooking>(exec, kb, a.shifted(k0, k0), info, k0, 0);
-    const int m = n - k0 - kb;
-    if (m == 0) break;
-    panel_trsm(exec, m, kb, a.shifted(k0, k0), a.shifted(k0 + kb, k0), info);
-    if constexpr (is_host_space<Exec>()) {
-      trailing_syrk<64>(exec, m, kb, a.shifted(k0 + kb, k0), a.shifted(k0 + kb, k0 + kb), info);
-    } else {
-      trailing_syrk<32>(exec, m, kb, a.shifted(k0 + kb, k0), a.shifted(k0 + kb, k0 + kb), info);
-    }
-  }
-}
-
 // Host-visible info after the work queued on `exec`.
 template <class Exec>
 int fetch_info(const Exec& exec, const InfoView<Exec>& info) {
@@ -204,7 +99,7 @@ struct PotrsFunctor {
 };
 
 template <class Exec, class T>
-void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<const T> l,
+void potrs_team(const Exec& exec, const int n, const int nrhs, const Strided<const T> l,
                    const Strided<T> b) {
   using Policy = Kokkos::TeamPolicy<Exec>;
   if (n == 0 || nrhs == 0) return;

@@ -1,0 +1,633 @@
+// The three level-3 operations the blocked factorizations and solves are built from, on
+// strided operands (any layout), each with two implementations:
+//
+//   native : Kokkos kernels (register-tiled GEMM/SYRK staged through scratch, row-parallel
+//            TRSM); every backend, every layout.
+//   vendor : cuBLAS on the execution space's stream (CUDA), or the Fortran BLAS the library
+//            was configured with (host). Only for operands with one unit stride.
+//
+//   gemm_nt : C(m x n) -= A(m x k) * B(n x k)^T       (lower_only: only i >= j of C, for SYRK)
+//   trsm_r  : B(m x k) <- B * op(L)^{-1}, L k x k lower, op = T (trans) or N
+//
+// Everything else (left solves, the upper triangle) is one of these on transposed views.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "Kolesky_Config.hpp"
+#include "common/Kolesky_Compat.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+
+#ifdef KOLESKY_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+#ifdef KOLESKY_HAVE_BLAS
+extern "C" {
+void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*,
+            const float*, const int*, const float*, const int*, const float*, float*, const int*,
+            std::size_t, std::size_t);
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
+            const double*, const int*, const double*, const int*, const double*, double*,
+            const int*, std::size_t, std::size_t);
+void ssyrk_(const char*, const char*, const int*, const int*, const float*, const float*,
+            const int*, const float*, float*, const int*, std::size_t, std::size_t);
+void dsyrk_(const char*, const char*, const int*, const int*, const double*, const double*,
+            const int*, const double*, double*, const int*, std::size_t, std::size_t);
+void strsm_(const char*, const char*, const char*, const char*, const int*, const int*,
+            const float*, const float*, const int*, float*, const int*, std::size_t, std::size_t,
+            std::size_t, std::size_t);
+void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*,
+            const double*, const double*, const int*, double*, const int*, std::size_t,
+            std::size_t, std::size_t, std::size_t);
+void ssymm_(const char*, const char*, const int*, const int*, const float*, const float*,
+            const int*, const float*, const int*, const float*, float*, const int*, std::size_t,
+            std::size_t);
+void dsymm_(const char*, const char*, const int*, const int*, const double*, const double*,
+            const int*, const double*, const int*, const double*, double*, const int*,
+            std::size_t, std::size_t);
+}
+#endif
+
+namespace kolesky {
+
+// Which implementation of the level-3 building blocks a blocked routine uses.
+enum class Blas {
+  Auto,    // vendor where available and the layout allows it, else native
+  Native,  // Kokkos kernels only
+  Vendor   // cuBLAS / BLAS; falls back to native for layouts they cannot take
+};
+
+namespace impl {
+
+template <class Exec>
+KOKKOS_INLINE_FUNCTION constexpr bool is_host_exec() {
+  return Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+}
+
+//---------------------------------------------------------------------------------------------
+// Vendor: a strided matrix as a column-major (pointer, ld) of itself or of its transpose.
+//---------------------------------------------------------------------------------------------
+template <class T>
+struct ColMajor {
+  T* p = nullptr;
+  int ld = 0;
+  bool trans = false;  // the column-major array holds the transpose
+  bool ok = false;
+};
+
+template <class T>
+ColMajor<T> col_major(const Strided<T>& s, const int rows, const int cols) {
+  ColMajor<T> c;
+  c.p = s.p;
+  if (s.rs == 1 && (cols <= 1 || s.cs >= rows)) {
+    c.ld = int(cols <= 1 ? (rows > 0 ? rows : 1) : s.cs);
+    c.ok = s.cs <= std::ptrdiff_t(0x7fffffff);
+  } else if (s.cs == 1 && (rows <= 1 || s.rs >= cols)) {
+    c.ld = int(rows <= 1 ? (cols > 0 ? cols : 1) : s.rs);
+    c.trans = true;
+    c.ok = s.rs <= std::ptrdiff_t(0x7fffffff);
+  }
+  return c;
+}
+
+template <class Exec>
+constexpr bool has_vendor_blas() {
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) return true;
+#endif
+#ifdef KOLESKY_HAVE_BLAS
+  if constexpr (is_host_exec<Exec>()) return true;
+#endif
+  return false;
+}
+
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+inline void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("kolesky: cuBLAS ") + what + " failed with status " +
+                             std::to_string(int(s)));
+}
+
+// One cuBLAS handle for the process, made on first use, destroyed at Kokkos::finalize.
+inline cublasHandle_t cublas_handle(const Kokkos::Cuda& exec) {
+  static cublasHandle_t h = nullptr;
+  if (h == nullptr) {
+    cublas_check(cublasCreate(&h), "cublasCreate");
+    Kokkos::push_finalize_hook([]() {
+      cublasDestroy(h);
+      h = nullptr;
+    });
+  }
+  cublas_check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
+  return h;
+}
+
+inline cublasOperation_t cu_op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+#endif
+
+// Fortran BLAS character arguments.
+inline const char* f_op(bool t) { return t ? "T" : "N"; }
+
+// C = alpha op(A) op(B) + beta C on column-major operands (the vendor calls).
+template <class Exec, class T>
+void vendor_gemm(const Exec& exec, bool ta, bool tb, int m, int n, int k, const T* a, int lda,
+                 const T* b, int ldb, T* c, int ldc, const T alpha = -1, const T beta = 1) {
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto h = cublas_handle(exec);
+    if constexpr (std::is_same<T, double>::value)
+      cublas_check(cublasDgemm(h, cu_op(ta), cu_op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta,
+                               c, ldc), "dgemm");
+    else
+      cublas_check(cublasSgemm(h, cu_op(ta), cu_op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta,
+                               c, ldc), "sgemm");
+    return;
+  }
+#endif
+#ifdef KOLESKY_HAVE_BLAS
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    if constexpr (std::is_same<T, double>::value)
+      dgemm_(f_op(ta), f_op(tb), &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+    else
+      sgemm_(f_op(ta), f_op(tb), &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+    return;
+  }
+#endif
+  (void)exec, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b,
+      (void)ldb, (void)c, (void)ldc, (void)alpha, (void)beta;
+  throw std::logic_error("kolesky: no vendor BLAS for this execution space");
+}
+
+// C (n x n, triangle `lower`) -= op(A) op(A)^T.
+template <class Exec, class T>
+void vendor_syrk(const Exec& exec, bool lower, bool ta, int n, int k, const T* a, int lda, T* c,
+                 int ldc) {
+  const T alpha = -1, beta = 1;
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto h = cublas_handle(exec);
+    const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    if constexpr (std::is_same<T, double>::value)
+      cublas_check(cublasDsyrk(h, fill, cu_op(ta), n, k, &alpha, a, lda, &beta, c, ldc), "dsyrk");
+    else
+      cublas_check(cublasSsyrk(h, fill, cu_op(ta), n, k, &alpha, a, lda, &beta, c, ldc), "ssyrk");
+    return;
+  }
+#endif
+#ifdef KOLESKY_HAVE_BLAS
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    const char* ul = lower ? "L" : "U";
+    if constexpr (std::is_same<T, double>::value)
+      dsyrk_(ul, f_op(ta), &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+    else
+      ssyrk_(ul, f_op(ta), &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+    return;
+  }
+#endif
+  (void)exec, (void)lower, (void)ta, (void)n, (void)k, (void)a, (void)lda, (void)c, (void)ldc,
+      (void)alpha, (void)beta;
+  throw std::logic_error("kolesky: no vendor BLAS for this execution space");
+}
+
+// B (m x n) <- op(A)^{-1} B (left) or B op(A)^{-1} (right), A triangular, non-unit.
+template <class Exec, class T>
+void vendor_trsm(const Exec& exec, bool left, bool lower, bool ta, int m, int n, const T* a,
+                 int lda, T* b, int ldb) {
+  const T one = 1;
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto h = cublas_handle(exec);
+    const auto side = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    if constexpr (std::is_same<T, double>::value)
+      cublas_check(cublasDtrsm(h, side, fill, cu_op(ta), CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda,
+                               b, ldb), "dtrsm");
+    else
+      cublas_check(cublasStrsm(h, side, fill, cu_op(ta), CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda,
+                               b, ldb), "strsm");
+    return;
+  }
+#endif
+#ifdef KOLESKY_HAVE_BLAS
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    const char* sd = left ? "L" : "R";
+    const char* ul = lower ? "L" : "U";
+    if constexpr (std::is_same<T, double>::value)
+      dtrsm_(sd, ul, f_op(ta), "N", &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+    else
+      strsm_(sd, ul, f_op(ta), "N", &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+    return;
+  }
+#endif
+  (void)exec, (void)left, (void)lower, (void)ta, (void)m, (void)n, (void)a, (void)lda, (void)b,
+      (void)ldb, (void)one;
+  throw std::logic_error("kolesky: no vendor BLAS for this execution space");
+}
+
+// C (m x n) -= A B, A m x m symmetric with only triangle `lower` referenced.
+template <class Exec, class T>
+void vendor_symm(const Exec& exec, bool lower, int m, int n, const T* a, int lda, const T* b,
+                 int ldb, T* c, int ldc) {
+  const T alpha = -1, beta = 1;
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto h = cublas_handle(exec);
+    const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    if constexpr (std::is_same<T, double>::value)
+      cublas_check(cublasDsymm(h, CUBLAS_SIDE_LEFT, fill, m, n, &alpha, a, lda, b, ldb, &beta, c,
+                               ldc), "dsymm");
+    else
+      cublas_check(cublasSsymm(h, CUBLAS_SIDE_LEFT, fill, m, n, &alpha, a, lda, b, ldb, &beta, c,
+                               ldc), "ssymm");
+    return;
+  }
+#endif
+#ifdef KOLESKY_HAVE_BLAS
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    const char* ul = lower ? "L" : "U";
+    if constexpr (std::is_same<T, double>::value)
+      dsymm_("L", ul, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+    else
+      ssymm_("L", ul, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+    return;
+  }
+#endif
+  (void)exec, (void)lower, (void)m, (void)n, (void)a, (void)lda, (void)b, (void)ldb, (void)c,
+      (void)ldc, (void)alpha, (void)beta;
+  throw std::logic_error("kolesky: no vendor BLAS for this execution space");
+}
+
+//---------------------------------------------------------------------------------------------
+// Native kernels.
+//---------------------------------------------------------------------------------------------
+template <class Exec, class T>
+using Scratch =
+    Kokkos::View<T*, typename Exec::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Tile pair (ti >= tj) numbered row by row through the lower triangle of tiles.
+KOKKOS_INLINE_FUNCTION void lower_tile(const int t, int& ti, int& tj) {
+  ti = int((sqrt(8.0 * t + 1.0) - 1.0) / 2.0);
+  while (ti * (ti + 1) / 2 > t) --ti;
+  while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
+  tj = t - ti * (ti + 1) / 2;
+}
+
+// GPU GEMM-NT: a team of (TM/R) x (TN/R) threads computes a TM x TN tile of C, each thread an
+// R x R block in registers (rows ty + (TM/R) * r, so the scratch reads are conflict-free);
+// K is staged through scratch KB columns at a time.
+template <class Exec, class T, int TM, int KB, int R>
+struct GemmNtTeam {
+  static constexpr int TD = TM / R;  // threads per dimension
+  static constexpr int kThreads = TD * TD;
+  int m, n, k, tiles_n;
+  bool lower_only;
+  Strided<const T> a, b;
+  Strided<T> c;
+  const int* skip;  // non-null: do nothing when *skip != 0 (a failed factorization)
+
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Exec>::member_type& mb) const {
+    if (skip != nullptr && *skip != 0) return;
+    int ti, tj;
+    if (lower_only) {
+      lower_tile(mb.league_rank(), ti, tj);
+    } else {
+      ti = mb.league_rank() / tiles_n;
+      tj = mb.league_rank() % tiles_n;
+    }
+    const int i0 = ti * TM, j0 = tj * TM;
+    Scratch<Exec, T> sa(mb.team_scratch(0), KB * TM), sb(mb.team_scratch(0), KB * TM);
+    const int t = mb.team_rank(), tx = t % TD, ty = t / TD;
+    T acc[R][R];
+    for (int r = 0; r < R; ++r)
+      for (int s = 0; s < R; ++s) acc[r][s] = 0;
+    for (int k0 = 0; k0 < k; k0 += KB) {
+      for (int e = t; e < KB * TM; e += kThreads) {
+        const int i = e % TM, kk = e / TM;
+        const bool kin = k0 + kk < k;
+        sa(kk * TM + i) = (kin && i0 + i < m) ? a(i0 + i, k0 + kk) : T(0);
+        sb(kk * TM + i) = (kin && j0 + i < n) ? b(j0 + i, k0 + kk) : T(0);
+      }
+      mb.team_barrier();
+      for (int kk = 0; kk < KB; ++kk) {
+        T av[R], bv[R];
+        for (int r = 0; r < R; ++r) av[r] = sa(kk * TM + ty + TD * r);
+        for (int s = 0; s < R; ++s) bv[s] = sb(kk * TM + tx + TD * s);
+        for (int r = 0; r < R; ++r)
+          for (int s = 0; s < R; ++s) acc[r][s] += av[r] * bv[s];
+      }
+      mb.team_barrier();
+    }
+    for (int r = 0; r < R; ++r)
+      for (int s = 0; s < R; ++s) {
+        const int i = i0 + ty + TD * r, j = j0 + tx + TD * s;
+        if (i < m && j < n && (!lower_only || i >= j)) c(i, j) -= acc[r][s];
+      }
+  }
+};
+
+// Host GEMM-NT: one thread per TM x TM tile, R x R register blocks read straight from memory
+// (the caches do the staging).
+template <class Exec, class T, int TM, int R>
+struct GemmNtHost {
+  int m, n, k, tiles_n;
+  bool lower_only;
+  Strided<const T> a, b;
+  Strided<T> c;
+  const int* skip;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int tile) const {
+    if (skip != nullptr && *skip != 0) return;
+    int ti, tj;
+    if (lower_only) {
+      lower_tile(tile, ti, tj);
+    } else {
+      ti = tile / tiles_n;
+      tj = tile % tiles_n;
+    }
+    const int iend = imin(m, (ti + 1) * TM), jend = imin(n, (tj + 1) * TM);
+    for (int j0 = tj * TM; j0 < jend; j0 += R)
+      for (int i0 = ti * TM; i0 < iend; i0 += R) {
+        if (lower_only && i0 + R - 1 < j0) continue;
+        T acc[R][R] = {};
+        if (i0 + R <= m && j0 + R <= n) {
+          for (int p = 0; p < k; ++p) {
+            T av[R], bv[R];
+            for (int r = 0; r < R; ++r) av[r] = a(i0 + r, p);
+            for (int s = 0; s < R; ++s) bv[s] = b(j0 + s, p);
+            for (int s = 0; s < R; ++s)
+              for (int r = 0; r < R; ++r) acc[s][r] += av[r] * bv[s];
+          }
+        } else {
+          for (int p = 0; p < k; ++p)
+            for (int s = 0; s < R && j0 + s < n; ++s)
+              for (int r = 0; r < R && i0 + r < m; ++r) acc[s][r] += a(i0 + r, p) * b(j0 + s, p);
+        }
+        for (int s = 0; s < R && j0 + s < jend; ++s)
+          for (int r = 0; r < R && i0 + r < iend; ++r)
+            if (!lower_only || i0 + r >= j0 + s) c(i0 + r, j0 + s) -= acc[s][r];
+      }
+  }
+};
+
+template <class Exec, class T>
+void native_gemm_nt(const Exec& exec, const int m, const int n, const int k, const Strided<const T> a,
+                    const Strided<const T> b, const Strided<T> c, const bool lower_only,
+                    const int* skip) {
+  if (m == 0 || n == 0 || k == 0) return;
+  if constexpr (is_host_exec<Exec>()) {
+    constexpr int TM = 64, R = 4;
+    const int tm = (m + TM - 1) / TM, tn = (n + TM - 1) / TM;
+    const int tiles = lower_only ? tm * (tm + 1) / 2 : tm * tn;
+    GemmNtHost<Exec, T, TM, R> f{m, n, k, tn, lower_only, a, b, c, skip};
+    Kokkos::parallel_for("kolesky::gemm_nt", Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, tiles), f);
+  } else {
+    constexpr int TM = 64, KB = std::is_same<T, double>::value ? 16 : 32, R = 4;
+    using F = GemmNtTeam<Exec, T, TM, KB, R>;
+    const int tm = (m + TM - 1) / TM, tn = (n + TM - 1) / TM;
+    const int tiles = lower_only ? tm * (tm + 1) / 2 : tm * tn;
+    F f{m, n, k, tn, lower_only, a, b, c, skip};
+    Kokkos::TeamPolicy<Exec> policy(exec, tiles, F::kThreads);
+    policy.set_scratch_size(0, Kokkos::PerTeam(2 * Scratch<Exec, T>::shmem_size(KB * TM)));
+    Kokkos::parallel_for("kolesky::gemm_nt", policy, f);
+  }
+}
+
+// B(m x k) <- B op(L)^{-1}: rows of B are independent; a thread per row, L staged in scratch
+// (level 1, device memory, when it does not fit on chip). op = T: forward over columns;
+// op = N: X L = B, backward.
+template <class Exec, class T>
+void native_trsm_r(const Exec& exec, const int m, const int k, const bool trans,
+                   const Strided<const T> l, const Strided<T> b, const int* skip) {
+  if (m == 0 || k == 0) return;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  constexpr int rows = is_host_exec<Exec>() ? 64 : 128;
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(std::size_t(k) * k);
+  const int level = bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
+  auto body = KOKKOS_LAMBDA(const Member& mb) {
+    if (skip != nullptr && *skip != 0) return;
+    Scratch<Exec, T> buf(mb.team_scratch(level), std::size_t(k) * k);
+    const Strided<T> s{buf.data(), 1, k};
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, k * k), [&](const int e) {
+      const int i = e % k, j = e / k;
+      if (i >= j) s(i, j) = l(i, j);
+    });
+    mb.team_barrier();
+    const int r0 = mb.league_rank() * rows;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, imin(rows, m - r0)), [&](const int t) {
+      const int i = r0 + t;
+      if (trans) {
+        for (int j = 0; j < k; ++j) {
+          T x = b(i, j);
+          for (int p = 0; p < j; ++p) x -= b(i, p) * s(j, p);
+          b(i, j) = x / s(j, j);
+        }
+      } else {
+        for (int j = k - 1; j >= 0; --j) {
+          T x = b(i, j);
+          for (int p = j + 1; p < k; ++p) x -= b(i, p) * s(p, j);
+          b(i, j) = x / s(j, j);
+        }
+      }
+    });
+  };
+  const int league = (m + rows - 1) / rows;
+  Policy policy(exec, league, is_host_exec<Exec>() ? 1 : rows);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("kolesky::trsm", policy, body);
+}
+
+//---------------------------------------------------------------------------------------------
+// Dispatch.
+//---------------------------------------------------------------------------------------------
+template <class Exec>
+bool use_vendor(const Blas b) {
+  return b != Blas::Native && has_vendor_blas<Exec>();
+}
+
+// C(m x n) -= A(m x k) B(n x k)^T; lower_only with m == n and A == B is a SYRK.
+template <class Exec, class T>
+void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const int k,
+             const Strided<const T> a, const Strided<const T> b, const Strided<T> c,
+             const bool lower_only, const int* skip = nullptr) {
+  if (m == 0 || n == 0 || k == 0) return;
+  if (use_vendor<Exec>(blas)) {
+    const auto ca = col_major(a, m, k), cb = col_major(b, n, k);
+    const auto cc = col_major(c, m, n);
+    if (ca.ok && cb.ok && cc.ok) {
+      if (lower_only && a.p == b.p && a.rs == b.rs && a.cs == b.cs) {
+        // cuBLAS's SYRK runs at a fraction of its GEMM rate: split off the off-diagonal
+        // half as one GEMM, down to diagonal blocks of kSyrkBlock.
+        constexpr int kSyrkBlock = 512;
+        if (!is_host_exec<Exec>() && m > kSyrkBlock) {
+          const int m1 = (m / 2 + 127) / 128 * 128;
+          const Strided<const T> a2{a.p + m1 * a.rs, a.rs, a.cs};
+          gemm_nt(exec, blas, m1, m1, k, a, a, c, true, skip);
+          gemm_nt(exec, blas, m - m1, m1, k, a2, a, c.shifted(m1, 0), false, skip);
+          gemm_nt(exec, blas, m - m1, m - m1, k, a2, a2, c.shifted(m1, m1), true, skip);
+          return;
+        }
+        // C lower (or, stored transposed, upper) -= A A^T.
+        vendor_syrk(exec, !cc.trans, ca.trans, m, k, ca.p, ca.ld, cc.p, cc.ld);
+        return;
+      }
+      if (!lower_only) {
+        if (!cc.trans)  // C -= A B^T
+          vendor_gemm(exec, ca.trans, !cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld);
+        else  // C^T -= B A^T
+          vendor_gemm(exec, cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld);
+        return;
+      }
+    }
+  }
+  native_gemm_nt(exec, m, n, k, a, b, c, lower_only, skip);
+}
+
+// C(m x n) = alpha A(m x k) B(k x n) + beta C through the vendor GEMM; every operand must
+// map to column-major (callers pass compact buffers or checked operands).
+template <class Exec, class T>
+void vendor_gemm_nn(const Exec& exec, const int m, const int n, const int k, const T alpha,
+                    const Strided<const T> a, const Strided<const T> b, const T beta,
+                    const Strided<T> c) {
+  if (m == 0 || n == 0 || k == 0) return;
+  const auto ca = col_major(a, m, k), cb = col_major(b, k, n), cc = col_major(c, m, n);
+  if (!cc.trans)
+    vendor_gemm(exec, ca.trans, cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld, alpha, beta);
+  else  // C^T = B^T A^T
+    vendor_gemm(exec, !cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld, alpha,
+                beta);
+}
+
+// W = L^{-1} on diagonal blocks of order kInvBlock (a team per block, a thread per column,
+// L's block staged in scratch), W column-major with leading dimension ldw.
+constexpr int kInvBlock = 64;
+template <class Exec, class T>
+void trtri_blocks(const Exec& exec, const int k, const Strided<const T> l, const Strided<T> w) {
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  constexpr int B = kInvBlock;
+  Policy policy(exec, (k + B - 1) / B, is_host_exec<Exec>() ? 1 : B);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch<Exec, T>::shmem_size(B * B)));
+  Kokkos::parallel_for(
+      "kolesky::trtri", policy, KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
+        const int i0 = mb.league_rank() * B, b = imin(B, k - i0);
+        Scratch<Exec, T> sl(mb.team_scratch(0), B * B);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, b * b), [&](const int e) {
+          const int i = e % b, j = e / b;
+          sl(j * B + i) = i >= j ? l(i0 + i, i0 + j) : T(0);
+        });
+        mb.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, b), [&](const int j) {
+          T x[B];
+          x[j] = T(1) / sl(j * B + j);
+          w(i0 + j, i0 + j) = x[j];
+          for (int i = j + 1; i < b; ++i) {
+            T s = 0;
+            for (int p = j; p < i; ++p) s += sl(p * B + i) * x[p];
+            x[i] = -s / sl(i * B + i);
+            w(i0 + i, i0 + j) = x[i];
+          }
+        });
+      });
+}
+
+// W (k x k, zero above the diagonal on entry) = L^{-1}: the diagonal blocks, then pairs of
+// inverted blocks joined bottom-up, W21 = -W22 L21 W11, through GEMM.
+template <class Exec, class T>
+void trtri_lower(const Exec& exec, const int k, const Strided<const T> l, const Strided<T> w,
+                 T* tmp) {
+  trtri_blocks(exec, k, l, w);
+  const auto cw = [](const Strided<T>& s) { return Strided<const T>{s.p, s.rs, s.cs}; };
+  for (int sz = kInvBlock; sz < k; sz *= 2)
+    for (int i0 = 0; i0 + sz < k; i0 += 2 * sz) {
+      const int k2 = imin(sz, k - i0 - sz);
+      const Strided<T> t{tmp, 1, k2};
+      vendor_gemm_nn(exec, k2, sz, sz, T(1), l.shifted(i0 + sz, i0), cw(w.shifted(i0, i0)), T(0), t);
+      vendor_gemm_nn(exec, k2, sz, k2, T(-1), cw(w.shifted(i0 + sz, i0 + sz)), cw(t), T(0),
+                     w.shifted(i0 + sz, i0));
+    }
+}
+
+// B(m x k) <- B L^{-T} as B <- B W^T with W = L^{-1}: one GEMM instead of the vendor TRSM's
+// sequence of latency-bound diagonal-block kernels (cuBLAS: ~32 us per 128 columns at any m).
+// The error bound grows with the condition of L's diagonal blocks, as for every inverse-based
+// TRSM (MAGMA's, cuSOLVER's).
+template <class Exec, class T>
+void trsm_r_by_inverse(const Exec& exec, const int m, const int k, const Strided<const T> l,
+                       const Strided<T> b) {
+  using Mem = typename Exec::memory_space;
+  Kokkos::View<T*, Mem> w(Kokkos::view_alloc(exec, "kolesky::trsm_W"), std::size_t(k) * k);
+  Kokkos::View<T*, Mem> t(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kolesky::trsm_T"),
+                          std::size_t(k) * (m > k ? m : k));
+  const Strided<T> ws{w.data(), 1, k};
+  trtri_lower(exec, k, l, ws, t.data());
+  const Strided<T> ts{t.data(), 1, m};
+  Kokkos::parallel_for(
+      "kolesky::trsm_copy", Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(m) * k),
+      KOKKOS_LAMBDA(const std::size_t e) { ts(int(e % m), int(e / m)) = b(int(e % m), int(e / m)); });
+  vendor_gemm_nn(exec, m, k, k, T(1), Strided<const T>{ts.p, ts.rs, ts.cs},
+                 Strided<const T>{ws.p, ws.rs, ws.cs}.transposed(), T(0), b);
+}
+
+// B(m x k) <- B op(L)^{-1}, L lower k x k, op = T when trans.
+template <class Exec, class T>
+void trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const bool trans,
+            const Strided<const T> l, const Strided<T> b, const int* skip = nullptr) {
+  if (m == 0 || k == 0) return;
+  if (use_vendor<Exec>(blas)) {
+    const auto cl = col_major(l, k, k);
+    const auto cb = col_major(b, m, k);
+    // Tall panels on a GPU (the potrf panels): through the inverse.
+    if (cl.ok && cb.ok && trans && !is_host_exec<Exec>() && m >= 256 && k >= 2 * kInvBlock)
+      return trsm_r_by_inverse(exec, m, k, l, b);
+    if (cl.ok && cb.ok) {
+      // L stored transposed is an upper matrix U = L^T: op(L) = op'(U) with the flag flipped.
+      const bool lower = !cl.trans, ta = cl.trans ? !trans : trans;
+      if (!cb.trans)
+        vendor_trsm(exec, false, lower, ta, m, k, cl.p, cl.ld, cb.p, cb.ld);
+      else  // B^T <- op(L)^{-T} B^T
+        vendor_trsm(exec, true, lower, !ta, k, m, cl.p, cl.ld, cb.p, cb.ld);
+      return;
+    }
+  }
+  native_trsm_r(exec, m, k, trans, l, b, skip);
+}
+
+// C(m x n) -= S B with S symmetric m x m given by its lower triangle l. Native: a team per
+// row of C, the row of S assembled from the lower triangle on the fly.
+template <class Exec, class T>
+void symm_l(const Exec& exec, const Blas blas, const int m, const int n, const Strided<const T> l,
+            const Strided<const T> b, const Strided<T> c) {
+  if (m == 0 || n == 0) return;
+  if (use_vendor<Exec>(blas)) {
+    const auto cl = col_major(l, m, m), cb = col_major(b, m, n), cc = col_major(c, m, n);
+    if (cl.ok && cb.ok && cc.ok && !cb.trans && !cc.trans) {
+      vendor_symm(exec, !cl.trans, m, n, cl.p, cl.ld, cb.p, cb.ld, cc.p, cc.ld);
+      return;
+    }
+  }
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  Kokkos::parallel_for(
+      "kolesky::symm", Policy(exec, m, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
+        const int i = mb.league_rank();
+        for (int col = 0; col < n; ++col) {
+          T s = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(mb, m),
+              [&](const int j, T& acc) { acc += (j <= i ? l(i, j) : l(j, i)) * b(j, col); }, s);
+          Kokkos::single(Kokkos::PerTeam(mb), [&]() { c(i, col) -= s; });
+        }
+      });
+}
+
+}  // namespace impl
+}  // namespace kolesky

@@ -1,0 +1,239 @@
+// Blocked Cholesky of one large matrix and the blocked triangular solves, built from the
+// level-3 operations of dense/Kolesky_Blas3.hpp (native Kokkos kernels or vendor BLAS).
+//
+// All on the lower triangle of a strided matrix (Upper reaches here transposed). `info` is a
+// one-element device View: the first failing minor, 1-based; kernels that see it non-zero do
+// nothing, so the first failure is the one reported.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "batched/Kolesky_BatchedPotrf_Impl.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Blas3.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+#include "host/Kolesky_Potrf_Impl.hpp"
+
+namespace kolesky {
+namespace impl {
+
+// One matrix seen as a batch of one, so the batched register kernel factors diagonal blocks.
+template <class T>
+struct OneMatrix {
+  using value_type = T;
+  Strided<T> m;
+  int n;
+  KOKKOS_INLINE_FUNCTION int rows() const { return n; }
+  KOKKOS_INLINE_FUNCTION int size() const { return 1; }
+  KOKKOS_INLINE_FUNCTION Strided<T> matrix(int) const { return m; }
+};
+
+// info(b) = r from a kernel, turned into "first failure wins, shifted by the block offset".
+struct InfoAt {
+  int* p;
+  int offset;
+  struct Ref {
+    int* p;
+    int offset;
+    KOKKOS_INLINE_FUNCTION void operator=(const int r) const {
+      if (r != 0 && *p == 0) *p = offset + r;
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Ref operator()(int) const { return {p, offset}; }
+};
+
+// Largest diagonal block factored by one kernel: the register kernel's limit on GPUs; on the
+// host the calling thread's unblocked loop (cheap below this, and no thread-pool hand-off
+// between the BLAS calls).
+constexpr int kDiagBlock = 128;
+
+template <class Exec, class T>
+void diag_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoView<Exec>& info,
+                const int offset) {
+  if (n == 0) return;
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    if (info(0) != 0) return;
+    const int r = SerialPotrfInternal<Algo::RightLooking>::invoke(n, a);
+    if (r != 0) info(0) = offset + r;
+  } else {
+    const InfoAt at{info.data(), offset};
+    if (n <= 16)
+      batched::impl::launch_row_registers<16>(exec, Uplo::Lower, OneMatrix<T>{a, n}, at);
+    else
+      batched::impl::launch_row_registers<32>(exec, Uplo::Lower, OneMatrix<T>{a, n}, at);
+  }
+}
+
+struct BlockedConfig {
+  Blas blas = Blas::Auto;
+  int nb = 0;             // panel width (0: by size)
+  bool lookahead = true;  // factor the next panel on a second stream (CUDA)
+};
+
+// Solves with the factor: B(m x k) <- B op(L)^{-1}, blocked so that the native path stages
+// only nb x nb of L at a time and does the rest as GEMM.
+template <class Exec, class T>
+void blocked_trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const bool trans,
+                    const Strided<const T> l, const Strided<T> b, int nb,
+                    const int* skip = nullptr) {
+  if (m == 0 || k == 0) return;
+  if (use_vendor<Exec>(blas) && col_major(l, k, k).ok && col_major(b, m, k).ok)
+    return trsm_r(exec, blas, m, k, trans, l, b, skip);
+  if (nb <= 0) nb = 64;
+  const auto cb = [](const Strided<T>& s) { return Strided<const T>{s.p, s.rs, s.cs}; };
+  if (trans) {  // forward over column blocks
+    for (int j0 = 0; j0 < k; j0 += nb) {
+      const int jb = std::min(nb, k - j0), j1 = j0 + jb;
+      native_trsm_r(exec, m, jb, true, l.shifted(j0, j0), b.shifted(0, j0), skip);
+      native_gemm_nt(exec, m, k - j1, jb, cb(b.shifted(0, j0)), l.shifted(j1, j0),
+                     b.shifted(0, j1), false, skip);
+    }
+  } else {  // X L = B: backward
+    for (int j1 = k; j1 > 0; j1 -= nb) {
+      const int jb = std::min(nb, j1), j0 = j1 - jb;
+      native_trsm_r(exec, m, jb, false, l.shifted(j0, j0), b.shifted(0, j0), skip);
+      native_gemm_nt(exec, m, j0, jb, cb(b.shifted(0, j0)), l.shifted(j0, 0).transposed(),
+                     b, false, skip);
+    }
+  }
+}
+
+// Recursive: halve, factor, solve, update, factor. Level-3 work in few, large calls.
+template <class Exec, class T>
+void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
+                     const InfoView<Exec>& info, const int offset) {
+  if (n <= kDiagBlock) return diag_potrf(exec, n, a, info, offset);
+  const int n1 = (n / 2 + 31) / 32 * 32, n2 = n - n1;
+  const int* skip = info.data();
+  recursive_potrf(exec, blas, n1, a, info, offset);
+  const Strided<const T> l11{a.p, a.rs, a.cs}, l21{a.shifted(n1, 0).p, a.rs, a.cs};
+  blocked_trsm_r(exec, blas, n2, n1, true, l11, a.shifted(n1, 0), 64, skip);
+  gemm_nt(exec, blas, n2, n2, n1, l21, l21, a.shifted(n1, n1), true, skip);
+  recursive_potrf(exec, blas, n2, a.shifted(n1, n1), info, offset + n1);
+}
+
+// The panel [k0, k0 + kb): factor its diagonal block, then solve the rows below it.
+template <class Exec, class T>
+void factor_panel(const Exec& exec, const Blas blas, const int n, const int k0, const int kb,
+                  const Strided<T> a, const InfoView<Exec>& info) {
+  recursive_potrf(exec, blas, kb, a.shifted(k0, k0), info, k0);
+  const auto d = a.shifted(k0, k0);
+  blocked_trsm_r(exec, blas, n - k0 - kb, kb, true, Strided<const T>{d.p, d.rs, d.cs},
+                 a.shifted(k0 + kb, k0), 64, info.data());
+}
+
+// Columns [c0, c0 + nc) of the trailing matrix minus panel [k0, k0 + kb)'s contribution:
+// SYRK on their diagonal block, GEMM below it.
+template <class Exec, class T>
+void update_columns(const Exec& exec, const Blas blas, const int n, const int k0, const int kb,
+                    const int c0, const int nc, const Strided<T> a, const int* skip) {
+  if (nc == 0) return;
+  const auto p = a.shifted(c0, k0);
+  const Strided<const T> pc{p.p, p.rs, p.cs};
+  gemm_nt(exec, blas, nc, nc, kb, pc, pc, a.shifted(c0, c0), true, skip);
+  const int below = n - c0 - nc;
+  const auto q = a.shifted(c0 + nc, k0);
+  gemm_nt(exec, blas, below, nc, kb, Strided<const T>{q.p, q.rs, q.cs}, pc,
+          a.shifted(c0 + nc, c0), false, skip);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// A second stream and two events for the lookahead, made once, released at finalize.
+struct CudaSide {
+  cudaStream_t stream{};
+  cudaEvent_t to_side{}, to_main{};
+  std::unique_ptr<Kokkos::Cuda> exec;
+  static CudaSide& get() {
+    static CudaSide* s = nullptr;
+    if (s == nullptr) {
+      s = new CudaSide;
+      cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+      cudaEventCreateWithFlags(&s->to_side, cudaEventDisableTiming);
+      cudaEventCreateWithFlags(&s->to_main, cudaEventDisableTiming);
+      s->exec.reset(new Kokkos::Cuda(s->stream));
+      Kokkos::push_finalize_hook([]() {
+        s->exec.reset();
+        cudaEventDestroy(s->to_side);
+        cudaEventDestroy(s->to_main);
+        cudaStreamDestroy(s->stream);
+        delete s;
+        s = nullptr;
+      });
+    }
+    return *s;
+  }
+};
+// `waiter` runs nothing more until all work queued so far on `signaller` is done.
+inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {
+  cudaEventRecord(e, signaller.cuda_stream());
+  cudaStreamWaitEvent(waiter.cuda_stream(), e, 0);
+}
+#endif
+
+// Right-looking over panels of nb columns. With lookahead (CUDA), panel k + 1 is updated
+// first and factored on a second stream while the rest of the trailing matrix is updated.
+template <class Exec, class T>
+void blocked_right_potrf(const Exec& exec, const BlockedConfig& cfg, const int n,
+                         const Strided<T> a, const InfoView<Exec>& info) {
+  const int nb = cfg.nb;
+  const int* skip = info.data();
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (cfg.lookahead && n > nb) {
+      auto& side = CudaSide::get();
+      const Kokkos::Cuda& s1 = *side.exec;
+      stream_wait(s1, exec, side.to_side);
+      factor_panel(s1, cfg.blas, n, 0, std::min(nb, n), a, info);
+      for (int k0 = 0; k0 < n; k0 += nb) {
+        const int kb = std::min(nb, n - k0), k1 = k0 + kb;
+        stream_wait(exec, s1, side.to_main);  // panel k factored
+        if (k1 >= n) break;
+        const int kb1 = std::min(nb, n - k1);
+        update_columns(exec, cfg.blas, n, k0, kb, k1, kb1, a, skip);
+        stream_wait(s1, exec, side.to_side);
+        factor_panel(s1, cfg.blas, n, k1, kb1, a, info);
+        update_columns(exec, cfg.blas, n, k0, kb, k1 + kb1, n - k1 - kb1, a, skip);
+      }
+      return;
+    }
+  }
+#endif
+  for (int k0 = 0; k0 < n; k0 += nb) {
+    const int kb = std::min(nb, n - k0);
+    factor_panel(exec, cfg.blas, n, k0, kb, a, info);
+    update_columns(exec, cfg.blas, n, k0, kb, k0 + kb, n - k0 - kb, a, skip);
+  }
+}
+
+// Left-looking over panels: each panel receives all earlier panels' updates just before it is
+// factored (less write traffic to the trailing matrix, one large GEMM per panel).
+template <class Exec, class T>
+void blocked_left_potrf(const Exec& exec, const BlockedConfig& cfg, const int n,
+                        const Strided<T> a, const InfoView<Exec>& info) {
+  const int nb = cfg.nb;
+  const int* skip = info.data();
+  for (int k0 = 0; k0 < n; k0 += nb) {
+    const int kb = std::min(nb, n - k0);
+    if (k0 > 0) update_columns(exec, cfg.blas, n, 0, k0, k0, kb, a, skip);
+    factor_panel(exec, cfg.blas, n, k0, kb, a, info);
+  }
+}
+
+// L L^T X = B for X: Y^T = B^T L^{-T}, then X^T = Y^T L^{-1}.
+template <class Exec, class T>
+void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<const T> l,
+                   const Strided<T> b, const Blas blas = Blas::Auto) {
+  if (n == 0 || nrhs == 0) return;
+  const auto bt = b.transposed();
+  const bool vendor = use_vendor<Exec>(blas) && col_major(l, n, n).ok && col_major(bt, nrhs, n).ok;
+  if (!vendor && nrhs < 32) return potrs_team(exec, n, nrhs, l, b);
+  blocked_trsm_r(exec, blas, nrhs, n, true, l, bt, 0);
+  blocked_trsm_r(exec, blas, nrhs, n, false, l, bt, 0);
+}
+
+}  // namespace impl
+}  // namespace kolesky

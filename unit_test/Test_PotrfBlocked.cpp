@@ -1,0 +1,211 @@
+// Blocked, recursive and seed-scheme potrf; TRSM-based potrs; mixed-precision posv.
+#include <gtest/gtest.h>
+
+#include <Kolesky.hpp>
+#include <string>
+
+#include "Kolesky_TestUtils.hpp"
+
+namespace kolesky {
+namespace test {
+namespace {
+
+template <class T>
+class PotrfBlocked : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(PotrfBlocked, Scalars);
+
+constexpr double kOther = 12345.0;
+
+template <class T, class View>
+void check_view(const Dense& a, const View& d, Uplo uplo, const PotrfOptions& opt) {
+  ASSERT_EQ(potrf(ExecSpace(), uplo, d, opt), 0);
+  const Dense f = to_host(d);
+  for (int j = 0; j < a.n; ++j)
+    for (int i = 0; i < a.n; ++i)
+      if (uplo == Uplo::Lower ? i < j : i > j) ASSERT_EQ(f(i, j), kOther) << i << "," << j;
+  EXPECT_LT(potrf_ratio<T>(a, factor_of(f, uplo)), 30.0);
+}
+
+std::string describe(const PotrfOptions& o, int n) {
+  return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
+         " nb=" + std::to_string(o.block_size) + " blas=" +
+         (o.blas == Blas::Native ? "native" : "vendor") + (o.lookahead ? "" : " nolookahead");
+}
+
+}  // namespace
+
+// Panel widths that divide n and that do not, several panels, both level-3 implementations,
+// both layouts and triangles.
+TYPED_TEST(PotrfBlocked, VariantsBlockSizesBlas) {
+  using T = TypeParam;
+  for (const Algo algo : {Algo::Blocked, Algo::BlockedLeft, Algo::Recursive})
+    for (const Blas blas : {Blas::Native, Blas::Vendor})
+      for (const int nb : {16, 64, 100})
+        for (const bool la : {true, false})
+          for (const int n : {1, 2, 31, 129, 300}) {
+            if (algo == Algo::Recursive && (nb != 16 || !la)) continue;  // nb, lookahead unused
+            PotrfOptions o;
+            o.algo = algo;
+            o.blas = blas;
+            o.block_size = nb;
+            o.lookahead = la;
+            SCOPED_TRACE(describe(o, n));
+            const Dense a = random_spd<T>(n, 300u + n);
+            check_view<T>(a, to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther), Uplo::Lower, o);
+            check_view<T>(a, to_device<T, Kokkos::LayoutRight>(a, Uplo::Upper, kOther), Uplo::Upper, o);
+            check_view<T>(a, to_device<T, Kokkos::LayoutRight>(a, Uplo::Lower, kOther), Uplo::Lower, o);
+          }
+}
+
+// Strides the vendor BLAS cannot take (neither is 1): the native kernels take over.
+TYPED_TEST(PotrfBlocked, NonUnitStrides) {
+  using T = TypeParam;
+  const int n = 150;
+  const Dense a = random_spd<T>(n, 17u);
+  for (const Algo algo : {Algo::Default, Algo::Blocked, Algo::Recursive}) {
+    PotrfOptions o;
+    o.algo = algo;
+    o.block_size = 48;
+    SCOPED_TRACE(describe(o, n));
+    Kokkos::View<T***, Kokkos::LayoutLeft, MemSpace> big("big", 2, n, n);
+    auto sub = Kokkos::subview(big, 1, Kokkos::ALL, Kokkos::ALL);
+    auto h = Kokkos::create_mirror_view(big);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) h(1, i, j) = T(i >= j ? a(i, j) : kOther);
+    Kokkos::deep_copy(big, h);
+    ASSERT_EQ(sub.stride(0), 2u);
+    check_view<T>(a, sub, Uplo::Lower, o);
+  }
+}
+
+// The seeds' column schemes, including 002's sequential-tail cutoffs around n.
+TYPED_TEST(PotrfBlocked, SeedSchemes) {
+  using T = TypeParam;
+  for (const int n : {1, 2, 3, 17, 64, 130})
+    for (const Algo algo : {Algo::ColumnKernels, Algo::RightLookingKernels, Algo::CroutCutoff})
+      for (const int cutoff : {0, 5, 128, 512}) {
+        if (algo != Algo::CroutCutoff && cutoff != 0) continue;
+        PotrfOptions o;
+        o.algo = algo;
+        o.tail_cutoff = cutoff;
+        SCOPED_TRACE(describe(o, n) + " cutoff=" + std::to_string(cutoff));
+        const Dense a = random_spd<T>(n, 500u + n);
+        check_view<T>(a, to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther), Uplo::Lower, o);
+        check_view<T>(a, to_device<T, Kokkos::LayoutLeft>(a, Uplo::Upper, kOther), Uplo::Upper, o);
+      }
+}
+
+// Failures inside later panels: info is the first failing minor for every blocked form.
+TYPED_TEST(PotrfBlocked, FailureInLaterPanels) {
+  using T = TypeParam;
+  const int n = 200;
+  for (const int k : {0, 63, 64, 130, 199})
+    for (const Algo algo : {Algo::Default, Algo::Blocked, Algo::BlockedLeft, Algo::Recursive,
+                            Algo::ColumnKernels, Algo::RightLookingKernels, Algo::CroutCutoff})
+      for (const Blas blas : {Blas::Native, Blas::Vendor}) {
+        Dense a = dominant_spd<T>(n, 7u);
+        a(k, k) = -1;
+        PotrfOptions o;
+        o.algo = algo;
+        o.blas = blas;
+        o.block_size = 64;
+        SCOPED_TRACE(describe(o, n) + " k=" + std::to_string(k));
+        auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+        EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), k + 1);
+      }
+}
+
+// Large: n = 2048 on the host, 8192 on a GPU (checked through a solve, O(n^2) on the host).
+TYPED_TEST(PotrfBlocked, LargeSolve) {
+  using T = TypeParam;
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  for (const int n : {1000, host ? 2048 : 8192}) {
+    const Dense a = dominant_spd<T>(n, 11u);
+    Dense b = random_matrix(n, 2, 12u);
+    for (auto& x : b.v) x = double(T(x));
+    for (const Algo algo : {Algo::Default, Algo::Blocked, Algo::BlockedLeft}) {
+      PotrfOptions o;
+      o.algo = algo;
+      o.block_size = host ? 192 : 384;
+      SCOPED_TRACE(describe(o, n));
+      auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, 0.0);
+      auto db = to_device<T, Kokkos::LayoutLeft>(b);
+      ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, da, db, o), 0);
+      EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+    }
+  }
+}
+
+// Many right-hand sides through the blocked TRSMs, both implementations and B layouts.
+TYPED_TEST(PotrfBlocked, PotrsManyRightHandSides) {
+  using T = TypeParam;
+  for (const int n : {1, 70, 300})
+    for (const int nrhs : {1, 33, 200})
+      for (const Blas blas : {Blas::Native, Blas::Vendor})
+        for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+          SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+          const Dense a = random_spd<T>(n, 40u + n);
+          Dense b = random_matrix(n, nrhs, 41u);
+          for (auto& x : b.v) x = double(T(x));
+          auto da = to_device<T, Kokkos::LayoutLeft>(a, uplo, kOther);
+          ASSERT_EQ(potrf(ExecSpace(), uplo, da), 0);
+          auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+          auto br = to_device<T, Kokkos::LayoutRight>(b);
+          potrs(ExecSpace(), uplo, da, bl, blas);
+          potrs(ExecSpace(), uplo, da, br, blas);
+          EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
+          EXPECT_LT(solve_ratio<T>(a, to_host(br), b), 30.0);
+        }
+}
+
+// Mixed precision: double accuracy from a float factor when A is well conditioned; a fall
+// back to double when it is not (refinement diverges or the float factorization fails).
+TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
+  for (const int n : {1, 5, 64, 300})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      SCOPED_TRACE("n=" + std::to_string(n));
+      const Dense a = spd_with_condition(n, 100.0, 3u + n);
+      const Dense b = random_matrix(n, 3, 4u);
+      auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+      auto db = to_device<double, Kokkos::LayoutLeft>(b);
+      Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 3);
+      const auto r = posv_mixed(ExecSpace(), uplo, da, db, dx);
+      EXPECT_EQ(r.info, 0);
+      EXPECT_GE(r.iterations, 0);
+      EXPECT_LE(r.iterations, 5);
+      EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
+      const Dense after = to_host(da);  // A is left as it was
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (uplo == Uplo::Lower ? i >= j : i <= j) ASSERT_EQ(after(i, j), a(i, j));
+    }
+}
+
+TEST(PosvMixed, IllConditionedFallsBack) {
+  const int n = 120;
+  const Dense a = spd_with_condition(n, 1e12, 9u);
+  const Dense b = random_matrix(n, 2, 10u);
+  auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  auto db = to_device<double, Kokkos::LayoutLeft>(b);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 2);
+  const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, db, dx);
+  EXPECT_EQ(r.info, 0);
+  EXPECT_TRUE(r.fell_back()) << r.iterations;
+  EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
+}
+
+TEST(PosvMixed, NotPositiveDefiniteGivesInfo) {
+  Dense a = random_spd<double>(40, 5u);
+  a(17, 17) = -3;
+  const Dense b = random_matrix(40, 1, 6u);
+  auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  auto db = to_device<double, Kokkos::LayoutLeft>(b);
+  Kokkos::View<double*, MemSpace> dx("x", 40);
+  const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, Kokkos::subview(db, Kokkos::ALL, 0), dx);
+  EXPECT_EQ(r.info, 18);
+  EXPECT_TRUE(r.fell_back());
+}
+
+}  // namespace test
+}  // namespace kolesky
