@@ -51,13 +51,13 @@ run)
   step unit_cuda "$stage/kolesky_unit_cuda"
   grep -E '^\[  (PASSED|FAILED) ' "$out/unit_cuda.log" || true
   # Sanitizers on a subset that reaches every kernel family (full runs take too long).
-  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*Conversions*'
+  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*Conversions*:*PotrfBlocked/1.VariantsBlockSizesBlas*:*PotrfBlocked/0.SeedSchemes*:*PotrfBlocked/1.FailureInLaterPanels*:*PotrfBlocked/0.PotrsMany*:*PosvMixed*'
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*:*Batched/1.LayoutConversionsTiles*'
-  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*'
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*:*Batched/1.LayoutConversionsTiles*:*PotrfBlocked/1.SeedSchemes*:*PotrfBlocked/0.NonUnitStrides*'
+  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*:*PotrfBlocked/1.SeedSchemes*'
   step quickstart "$stage/01_quickstart" 4000
   [ -f "$out/quickstart.log" ] && tail -4 "$out/quickstart.log"
-  step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192} \
+  step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192,16384,32768} \
     --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
   [ -f "$out/perf_dense.json" ] && { python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1; }
   step tune "$stage/kolesky_tune_batched" ${KOLESKY_TUNE_ARGS:-} --out="$out/Kolesky_TunedDevice.hpp"

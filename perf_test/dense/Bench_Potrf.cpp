@@ -101,7 +101,9 @@ void kolesky_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
   const int n = int(state.range(0));
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
-  int info = 0;
+  // Untimed first call: handles, streams and lazily loaded kernels are made here.
+  Kokkos::deep_copy(a, a0);
+  int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
   for (auto _ : state) {
     Kokkos::deep_copy(a, a0);
     Exec().fence();
@@ -157,6 +159,8 @@ void cusolver_potrf(benchmark::State& state) {
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
   kolesky::baselines::CusolverPotrf<T> solver(Exec(), kolesky::Uplo::Lower, n, a.data(), n);
+  Kokkos::deep_copy(a, a0);
+  solver.run(a.data());  // untimed first call, as for Kolesky
   for (auto _ : state) {
     Kokkos::deep_copy(a, a0);
     Exec().fence();

@@ -492,91 +492,6 @@ void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const 
   native_gemm_nt(exec, m, n, k, a, b, c, lower_only, skip);
 }
 
-// C(m x n) = alpha A(m x k) B(k x n) + beta C through the vendor GEMM; every operand must
-// map to column-major (callers pass compact buffers or checked operands).
-template <class Exec, class T>
-void vendor_gemm_nn(const Exec& exec, const int m, const int n, const int k, const T alpha,
-                    const Strided<const T> a, const Strided<const T> b, const T beta,
-                    const Strided<T> c) {
-  if (m == 0 || n == 0 || k == 0) return;
-  const auto ca = col_major(a, m, k), cb = col_major(b, k, n), cc = col_major(c, m, n);
-  if (!cc.trans)
-    vendor_gemm(exec, ca.trans, cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld, alpha, beta);
-  else  // C^T = B^T A^T
-    vendor_gemm(exec, !cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld, alpha,
-                beta);
-}
-
-// W = L^{-1} on diagonal blocks of order kInvBlock (a team per block, a thread per column,
-// L's block staged in scratch), W column-major with leading dimension ldw.
-constexpr int kInvBlock = 64;
-template <class Exec, class T>
-void trtri_blocks(const Exec& exec, const int k, const Strided<const T> l, const Strided<T> w) {
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  constexpr int B = kInvBlock;
-  Policy policy(exec, (k + B - 1) / B, is_host_exec<Exec>() ? 1 : B);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch<Exec, T>::shmem_size(B * B)));
-  Kokkos::parallel_for(
-      "kolesky::trtri", policy, KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
-        const int i0 = mb.league_rank() * B, b = imin(B, k - i0);
-        Scratch<Exec, T> sl(mb.team_scratch(0), B * B);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, b * b), [&](const int e) {
-          const int i = e % b, j = e / b;
-          sl(j * B + i) = i >= j ? l(i0 + i, i0 + j) : T(0);
-        });
-        mb.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, b), [&](const int j) {
-          T x[B];
-          x[j] = T(1) / sl(j * B + j);
-          w(i0 + j, i0 + j) = x[j];
-          for (int i = j + 1; i < b; ++i) {
-            T s = 0;
-            for (int p = j; p < i; ++p) s += sl(p * B + i) * x[p];
-            x[i] = -s / sl(i * B + i);
-            w(i0 + i, i0 + j) = x[i];
-          }
-        });
-      });
-}
-
-// W (k x k, zero above the diagonal on entry) = L^{-1}: the diagonal blocks, then pairs of
-// inverted blocks joined bottom-up, W21 = -W22 L21 W11, through GEMM.
-template <class Exec, class T>
-void trtri_lower(const Exec& exec, const int k, const Strided<const T> l, const Strided<T> w,
-                 T* tmp) {
-  trtri_blocks(exec, k, l, w);
-  const auto cw = [](const Strided<T>& s) { return Strided<const T>{s.p, s.rs, s.cs}; };
-  for (int sz = kInvBlock; sz < k; sz *= 2)
-    for (int i0 = 0; i0 + sz < k; i0 += 2 * sz) {
-      const int k2 = imin(sz, k - i0 - sz);
-      const Strided<T> t{tmp, 1, k2};
-      vendor_gemm_nn(exec, k2, sz, sz, T(1), l.shifted(i0 + sz, i0), cw(w.shifted(i0, i0)), T(0), t);
-      vendor_gemm_nn(exec, k2, sz, k2, T(-1), cw(w.shifted(i0 + sz, i0 + sz)), cw(t), T(0),
-                     w.shifted(i0 + sz, i0));
-    }
-}
-
-// B(m x k) <- B L^{-T} as B <- B W^T with W = L^{-1}: one GEMM instead of the vendor TRSM's
-// sequence of latency-bound diagonal-block kernels (cuBLAS: ~32 us per 128 columns at any m).
-// The error bound grows with the condition of L's diagonal blocks, as for every inverse-based
-// TRSM (MAGMA's, cuSOLVER's).
-template <class Exec, class T>
-void trsm_r_by_inverse(const Exec& exec, const int m, const int k, const Strided<const T> l,
-                       const Strided<T> b) {
-  using Mem = typename Exec::memory_space;
-  Kokkos::View<T*, Mem> w(Kokkos::view_alloc(exec, "kolesky::trsm_W"), std::size_t(k) * k);
-  Kokkos::View<T*, Mem> t(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kolesky::trsm_T"),
-                          std::size_t(k) * (m > k ? m : k));
-  const Strided<T> ws{w.data(), 1, k};
-  trtri_lower(exec, k, l, ws, t.data());
-  const Strided<T> ts{t.data(), 1, m};
-  Kokkos::parallel_for(
-      "kolesky::trsm_copy", Kokkos::RangePolicy<Exec>(exec, 0, std::size_t(m) * k),
-      KOKKOS_LAMBDA(const std::size_t e) { ts(int(e % m), int(e / m)) = b(int(e % m), int(e / m)); });
-  vendor_gemm_nn(exec, m, k, k, T(1), Strided<const T>{ts.p, ts.rs, ts.cs},
-                 Strided<const T>{ws.p, ws.rs, ws.cs}.transposed(), T(0), b);
-}
-
 // B(m x k) <- B op(L)^{-1}, L lower k x k, op = T when trans.
 template <class Exec, class T>
 void trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const bool trans,
@@ -585,9 +500,6 @@ void trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const b
   if (use_vendor<Exec>(blas)) {
     const auto cl = col_major(l, k, k);
     const auto cb = col_major(b, m, k);
-    // Tall panels on a GPU (the potrf panels): through the inverse.
-    if (cl.ok && cb.ok && trans && !is_host_exec<Exec>() && m >= 256 && k >= 2 * kInvBlock)
-      return trsm_r_by_inverse(exec, m, k, l, b);
     if (cl.ok && cb.ok) {
       // L stored transposed is an upper matrix U = L^T: op(L) = op'(U) with the flag flipped.
       const bool lower = !cl.trans, ta = cl.trans ? !trans : trans;
@@ -608,7 +520,8 @@ void symm_l(const Exec& exec, const Blas blas, const int m, const int n, const S
             const Strided<const T> b, const Strided<T> c) {
   if (m == 0 || n == 0) return;
   if (use_vendor<Exec>(blas)) {
-    const auto cl = col_major(l, m, m), cb = col_major(b, m, n), cc = col_major(c, m, n);
+    const auto cl = col_major(l, m, m), cb = col_major(b, m, n);
+    const auto cc = col_major(c, m, n);
     if (cl.ok && cb.ok && cc.ok && !cb.trans && !cc.trans) {
       vendor_symm(exec, !cl.trans, m, n, cl.p, cl.ld, cb.p, cb.ld, cc.p, cc.ld);
       return;

@@ -76,11 +76,11 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 template <class Exec, class T>
 PotrfOptions default_options(const int n, PotrfOptions opt) {
   if (is_host_exec<Exec>()) {
-    opt.algo = has_vendor_blas<Exec>() ? Algo::Recursive : Algo::Blocked;
-    if (opt.block_size <= 0) opt.block_size = 128;
+    opt.algo = Algo::Blocked;
+    if (opt.block_size <= 0) opt.block_size = has_vendor_blas<Exec>() ? 256 : 128;
   } else {
-    opt.algo = n <= 4096 ? Algo::Recursive : Algo::Blocked;
-    if (opt.block_size <= 0) opt.block_size = n <= 16384 ? 512 : 1024;
+    opt.algo = Algo::Blocked;
+    if (opt.block_size <= 0) opt.block_size = n <= 4096 ? 256 : 512;
   }
   return opt;
 }

@@ -45,10 +45,78 @@ struct InfoAt {
   KOKKOS_INLINE_FUNCTION Ref operator()(int) const { return {p, offset}; }
 };
 
-// Largest diagonal block factored by one kernel: the register kernel's limit on GPUs; on the
-// host the calling thread's unblocked loop (cheap below this, and no thread-pool hand-off
-// between the BLAS calls).
-constexpr int kDiagBlock = 128;
+// Largest diagonal block factored by one kernel. GPU: one team with the block in scratch
+// (latency-bound: one barrier per column, so small blocks; the batched register kernel has
+// ~4x its latency for one matrix). Host: the calling thread's unblocked loop (no thread-pool
+// hand-off between the BLAS calls).
+template <class Exec>
+constexpr int diag_block() {
+  return is_host_exec<Exec>() ? 128 : 64;
+}
+
+// GPU diagonal block (n <= 64): 16 x 16 threads, thread (r, c) holding the 4 x 4 entries
+// (r + 16a, c + 16b) in registers. Right-looking with the columns left unscaled until the end
+// (a(i,j) -= a(i,k) a(j,k) / d_k): per column, its owners publish it to scratch, one barrier,
+// then every thread applies a 4 x 4 outer product. The pivots d_k are kept for the final
+// scaling l(i,j) = a(i,j) / sqrt(d_j).
+template <class Exec, class T>
+void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int* info,
+                          const int offset) {
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  constexpr int N = 64, S = 16, R = N / S;
+  Policy policy(exec, 1, S * S);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch<Exec, T>::shmem_size(3 * N)));
+  Kokkos::parallel_for(
+      "kolesky::potrf_diag", policy, KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
+        if (*info != 0) return;
+        Scratch<Exec, T> buf(mb.team_scratch(0), 3 * N);  // two column buffers, the pivots
+        const int t = mb.team_rank(), r = t % S, c = t / S;
+        T v[R][R];
+        for (int p = 0; p < R; ++p)
+          for (int q = 0; q < R; ++q) {
+            const int i = r + S * p, j = c + S * q;
+            v[p][q] = (i < n && j < n && i >= j) ? a(i, j) : T(0);
+          }
+        int fail = 0;
+        for (int k = 0; k < n; ++k) {
+          T* col = buf.data() + (k & 1) * N;
+          if (c == k % S) {
+            const int q = k / S;
+            for (int p = 0; p < R; ++p) {
+              const int i = r + S * p;
+              if (i >= k && i < n) col[i] = v[p][q];
+            }
+          }
+          mb.team_barrier();
+          const T d = col[k];
+          if (!usable_pivot(d)) {
+            fail = k + 1;
+            break;
+          }
+          if (t == 0) buf(2 * N + k) = d;
+          const T rd = T(1) / d;
+          T ci[R], cj[R];
+          for (int p = 0; p < R; ++p) {
+            const int i = r + S * p, j = c + S * p;
+            ci[p] = (i > k && i < n) ? col[i] * rd : T(0);
+            cj[p] = (j > k && j < n) ? col[j] : T(0);
+          }
+          for (int p = 0; p < R; ++p)
+            for (int q = 0; q < R; ++q) v[p][q] -= ci[p] * cj[q];
+        }
+        mb.team_barrier();
+        const int done = fail ? fail - 1 : n;  // columns finished
+        for (int p = 0; p < R; ++p)
+          for (int q = 0; q < R; ++q) {
+            const int i = r + S * p, j = c + S * q;
+            if (i < n && j < done && i >= j) {
+              const T sd = sqrt(buf(2 * N + j));
+              a(i, j) = i == j ? sd : v[p][q] / sd;
+            }
+          }
+        if (fail != 0 && t == 0) *info = offset + fail;
+      });
+}
 
 template <class Exec, class T>
 void diag_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoView<Exec>& info,
@@ -59,12 +127,11 @@ void diag_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
     if (info(0) != 0) return;
     const int r = SerialPotrfInternal<Algo::RightLooking>::invoke(n, a);
     if (r != 0) info(0) = offset + r;
+  } else if (n <= 64) {
+    diag_potrf_registers(exec, n, a, info.data(), offset);
   } else {
     const InfoAt at{info.data(), offset};
-    if (n <= 16)
-      batched::impl::launch_row_registers<16>(exec, Uplo::Lower, OneMatrix<T>{a, n}, at);
-    else
-      batched::impl::launch_row_registers<32>(exec, Uplo::Lower, OneMatrix<T>{a, n}, at);
+    batched::impl::launch_row_registers<32>(exec, Uplo::Lower, OneMatrix<T>{a, n}, at);
   }
 }
 
@@ -106,8 +173,8 @@ void blocked_trsm_r(const Exec& exec, const Blas blas, const int m, const int k,
 template <class Exec, class T>
 void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
                      const InfoView<Exec>& info, const int offset) {
-  if (n <= kDiagBlock) return diag_potrf(exec, n, a, info, offset);
-  const int n1 = (n / 2 + 31) / 32 * 32, n2 = n - n1;
+  if (n <= diag_block<Exec>()) return diag_potrf(exec, n, a, info, offset);
+  const int n1 = (n / 2 + 15) / 16 * 16, n2 = n - n1;
   const int* skip = info.data();
   recursive_potrf(exec, blas, n1, a, info, offset);
   const Strided<const T> l11{a.p, a.rs, a.cs}, l21{a.shifted(n1, 0).p, a.rs, a.cs};
