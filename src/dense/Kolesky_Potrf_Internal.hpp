@@ -38,9 +38,10 @@ struct SerialPotrfInternal;
 
 template <>
 struct SerialPotrfInternal<Algo::Crout> {
+  // `first`: columns before it are finished (the host-level CroutCutoff ends this way).
   template <class T>
-  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a) {
-    for (int j = 0; j < n; ++j) {
+  KOKKOS_INLINE_FUNCTION static int invoke(const int n, const Strided<T> a, const int first = 0) {
+    for (int j = first; j < n; ++j) {
       T d = a(j, j);
       for (int k = 0; k < j; ++k) d -= a(j, k) * a(j, k);
       if (!usable_pivot(d)) return j + 1;

@@ -72,6 +72,9 @@ void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int
         Scratch<Exec, T> buf(mb.team_scratch(0), 3 * N);  // two column buffers, the pivots
         const int t = mb.team_rank(), r = t % S, c = t / S;
         T v[R][R];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
         for (int p = 0; p < R; ++p)
           for (int q = 0; q < R; ++q) {
             const int i = r + S * p, j = c + S * q;
@@ -81,11 +84,21 @@ void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int
         for (int k = 0; k < n; ++k) {
           T* col = buf.data() + (k & 1) * N;
           if (c == k % S) {
-            const int q = k / S;
-            for (int p = 0; p < R; ++p) {
-              const int i = r + S * p;
-              if (i >= k && i < n) col[i] = v[p][q];
-            }
+            // q = k / S selected by compares, so that v stays in registers (a runtime index
+            // would put it in local memory).
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+            for (int q = 0; q < R; ++q)
+              if (q == k / S) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+                for (int p = 0; p < R; ++p) {
+                  const int i = r + S * p;
+                  if (i >= k && i < n) col[i] = v[p][q];
+                }
+              }
           }
           mb.team_barrier();
           const T d = col[k];
@@ -96,16 +109,25 @@ void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int
           if (t == 0) buf(2 * N + k) = d;
           const T rd = T(1) / d;
           T ci[R], cj[R];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
           for (int p = 0; p < R; ++p) {
             const int i = r + S * p, j = c + S * p;
             ci[p] = (i > k && i < n) ? col[i] * rd : T(0);
             cj[p] = (j > k && j < n) ? col[j] : T(0);
           }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
           for (int p = 0; p < R; ++p)
             for (int q = 0; q < R; ++q) v[p][q] -= ci[p] * cj[q];
         }
         mb.team_barrier();
         const int done = fail ? fail - 1 : n;  // columns finished
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
         for (int p = 0; p < R; ++p)
           for (int q = 0; q < R; ++q) {
             const int i = r + S * p, j = c + S * q;

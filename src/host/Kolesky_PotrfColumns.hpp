@@ -140,21 +140,8 @@ void crout_cutoff_potrf(const Exec& exec, const int n, const Strided<T> a,
   Kokkos::parallel_for(
       "kolesky::potrf_crout_tail", Range(exec, 0, 1), KOKKOS_LAMBDA(int) {
         if (info(0) != 0) return;
-        for (int j = j0; j < n; ++j) {
-          T d = a(j, j);
-          for (int k = 0; k < j; ++k) d -= a(j, k) * a(j, k);
-          if (!usable_pivot(d)) {
-            info(0) = j + 1;
-            return;
-          }
-          d = sqrt(d);
-          a(j, j) = d;
-          for (int i = j + 1; i < n; ++i) {
-            T s = a(i, j);
-            for (int k = 0; k < j; ++k) s -= a(i, k) * a(j, k);
-            a(i, j) = s / d;
-          }
-        }
+        const int r = SerialPotrfInternal<Algo::Crout>::invoke(n, a, j0);
+        if (r != 0) info(0) = r;
       });
 }
 
