@@ -6,36 +6,21 @@
 #include <algorithm>
 
 #include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Blas3.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
 namespace kolesky {
 namespace impl {
 
-template <class Exec>
-constexpr bool is_host_space() {
-  return Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
-}
-
 // Threads per team: the whole host thread pool, or a few warps on a GPU.
 template <class Exec, class Policy, class Functor>
 int pick_team_size(const Exec& exec, const Policy& policy, const Functor& f, int wanted) {
-  if (wanted <= 0) wanted = is_host_space<Exec>() ? int(exec.concurrency()) : 256;
+  if (wanted <= 0) wanted = is_host_exec<Exec>() ? int(exec.concurrency()) : 256;
   return std::max(1, std::min(wanted, policy.team_size_max(f, Kokkos::ParallelForTag())));
-}
-
-// Level-0 scratch (on-chip on GPUs) when it fits, else level 1 (device memory): a large
-// block size must still work, only slower.
-template <class Policy>
-int scratch_level(const std::size_t bytes) {
-  return bytes <= std::size_t(Policy::scratch_size_max(0)) ? 0 : 1;
 }
 
 template <class Exec>
 using InfoView = Kokkos::View<int*, typename Exec::memory_space>;
-
-template <class Exec, class T>
-using ScratchVec =
-    Kokkos::View<T*, typename Exec::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // One team factors an n x n matrix (staged in scratch memory when it fits). A non-zero
 // info already in `info` means an earlier step failed: the kernel then does nothing.
@@ -45,13 +30,13 @@ void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
   if (n == 0) return;
-  const std::size_t bytes = ScratchVec<Exec, T>::shmem_size(std::size_t(n) * n);
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(std::size_t(n) * n);
   const bool staged = bytes <= std::size_t(Policy::scratch_size_max(0));
   auto body = KOKKOS_LAMBDA(const Member& member) {
     if (info(0) != 0) return;
     int r;
     if (staged) {
-      ScratchVec<Exec, T> buf(member.team_scratch(0), std::size_t(n) * n);
+      Scratch<Exec, T> buf(member.team_scratch(0), std::size_t(n) * n);
       const Strided<T> s{buf.data(), 1, n};
       Kokkos::parallel_for(Kokkos::TeamThreadRange(member, n * n), [&](const int t) {
         const int i = t % n, j = t / n;
