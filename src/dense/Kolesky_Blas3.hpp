@@ -133,10 +133,11 @@ inline cublasOperation_t cu_op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 // Fortran BLAS character arguments.
 inline const char* f_op(bool t) { return t ? "T" : "N"; }
 
-// C = alpha op(A) op(B) + beta C on column-major operands (the vendor calls).
+// C -= op(A) op(B) on column-major operands (the vendor calls).
 template <class Exec, class T>
 void vendor_gemm(const Exec& exec, bool ta, bool tb, int m, int n, int k, const T* a, int lda,
-                 const T* b, int ldb, T* c, int ldc, const T alpha = -1, const T beta = 1) {
+                 const T* b, int ldb, T* c, int ldc) {
+  const T alpha = -1, beta = 1;
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     auto h = cublas_handle(exec);
