@@ -88,8 +88,7 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
 template <class Exec, class T>
 int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
-  InfoView<Exec> info("kolesky::info", 1);  // zero-initialised, ordered on exec below
-  Kokkos::deep_copy(exec, info, 0);
+  const InfoView<Exec> info = make_info(exec);
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
   BlockedConfig cfg;
   cfg.blas = opt.blas;

@@ -4,6 +4,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <type_traits>
 
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Blas3.hpp"
@@ -61,9 +64,64 @@ void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
   Kokkos::parallel_for("kolesky::potrf_team", policy, body);
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+// One device info word and one pinned host word per CUDA stream, kept for the process: a
+// cudaMalloc/cudaFree pair per call cost ~80 us on the H100, more than factoring n = 64.
+// Calls on one stream are ordered by the stream, so they may share its words (calls on one
+// execution-space instance from several host threads at once are not supported, as in Kokkos).
+struct CudaInfoWords {
+  InfoView<Kokkos::Cuda> d;
+  Kokkos::View<int*, Kokkos::CudaHostPinnedSpace> h;
+  static CudaInfoWords& get(const Kokkos::Cuda& exec) {
+    static std::mutex m;
+    static std::map<cudaStream_t, CudaInfoWords>* cache = nullptr;
+    std::lock_guard<std::mutex> lock(m);
+    if (cache == nullptr) {
+      cache = new std::map<cudaStream_t, CudaInfoWords>;
+      Kokkos::push_finalize_hook([]() {
+        delete cache;
+        cache = nullptr;
+      });
+    }
+    auto& w = (*cache)[exec.cuda_stream()];
+    if (w.d.extent(0) == 0) {
+      w.d = InfoView<Kokkos::Cuda>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
+      w.h = decltype(w.h)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info_host"), 1);
+    }
+    return w;
+  }
+};
+#endif
+
+// A zeroed info word, ordered on `exec`.
+template <class Exec>
+InfoView<Exec> make_info(const Exec& exec) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto d = CudaInfoWords::get(exec).d;
+    cudaMemsetAsync(d.data(), 0, sizeof(int), exec.cuda_stream());
+    return d;
+  }
+#endif
+  InfoView<Exec> info(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
+  Kokkos::deep_copy(exec, info, 0);
+  return info;
+}
+
 // Host-visible info after the work queued on `exec`.
 template <class Exec>
 int fetch_info(const Exec& exec, const InfoView<Exec>& info) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    auto& w = CudaInfoWords::get(exec);
+    if (w.d.data() == info.data()) {
+      cudaMemcpyAsync(w.h.data(), info.data(), sizeof(int), cudaMemcpyDeviceToHost,
+                      exec.cuda_stream());
+      exec.fence();
+      return w.h(0);
+    }
+  }
+#endif
   auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), info);
   Kokkos::deep_copy(exec, h, info);
   exec.fence();
