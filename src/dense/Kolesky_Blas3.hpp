@@ -7,7 +7,7 @@
 //            was configured with (host). Only for operands with one unit stride.
 //
 //   gemm_nt : C(m x n) -= A(m x k) * B(n x k)^T       (lower_only: only i >= j of C, for SYRK)
-//   trsm_r  : B(m x k) <- B * op(L)^{-1}, L k x k lower, op = T (trans) or N
+//   trsm_r  : B(m x k) <- B * op(L)^{-1}, L k x k lower (optionally unit), op = T (trans) or N
 //
 // Everything else (left solves, the upper triangle) is one of these on transposed views.
 #pragma once
@@ -197,22 +197,24 @@ void vendor_syrk(const Exec& exec, bool lower, bool ta, int n, int k, const T* a
   throw std::logic_error("kolesky: no vendor BLAS for this execution space");
 }
 
-// B (m x n) <- op(A)^{-1} B (left) or B op(A)^{-1} (right), A triangular, non-unit.
+// B (m x n) <- op(A)^{-1} B (left) or B op(A)^{-1} (right), A triangular (unit diagonal
+// when `unit`: not read).
 template <class Exec, class T>
 void vendor_trsm(const Exec& exec, bool left, bool lower, bool ta, int m, int n, const T* a,
-                 int lda, T* b, int ldb) {
+                 int lda, T* b, int ldb, bool unit = false) {
   const T one = 1;
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     auto h = cublas_handle(exec);
     const auto side = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
     const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const auto diag = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
     if constexpr (std::is_same<T, double>::value)
-      cublas_check(cublasDtrsm(h, side, fill, cu_op(ta), CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda,
-                               b, ldb), "dtrsm");
+      cublas_check(cublasDtrsm(h, side, fill, cu_op(ta), diag, m, n, &one, a, lda, b, ldb),
+                   "dtrsm");
     else
-      cublas_check(cublasStrsm(h, side, fill, cu_op(ta), CUBLAS_DIAG_NON_UNIT, m, n, &one, a, lda,
-                               b, ldb), "strsm");
+      cublas_check(cublasStrsm(h, side, fill, cu_op(ta), diag, m, n, &one, a, lda, b, ldb),
+                   "strsm");
     return;
   }
 #endif
@@ -221,15 +223,16 @@ void vendor_trsm(const Exec& exec, bool left, bool lower, bool ta, int m, int n,
     exec.fence();
     const char* sd = left ? "L" : "R";
     const char* ul = lower ? "L" : "U";
+    const char* dg = unit ? "U" : "N";
     if constexpr (std::is_same<T, double>::value)
-      dtrsm_(sd, ul, f_op(ta), "N", &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+      dtrsm_(sd, ul, f_op(ta), dg, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
     else
-      strsm_(sd, ul, f_op(ta), "N", &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+      strsm_(sd, ul, f_op(ta), dg, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
     return;
   }
 #endif
   (void)exec, (void)left, (void)lower, (void)ta, (void)m, (void)n, (void)a, (void)lda, (void)b,
-      (void)ldb, (void)one;
+      (void)ldb, (void)one, (void)unit;
   throw std::logic_error("kolesky: no vendor BLAS for this execution space");
 }
 
@@ -407,7 +410,8 @@ void native_gemm_nt(const Exec& exec, const int m, const int n, const int k, con
 // op = N: X L = B, backward.
 template <class Exec, class T>
 void native_trsm_r(const Exec& exec, const int m, const int k, const bool trans,
-                   const Strided<const T> l, const Strided<T> b, const int* skip) {
+                   const Strided<const T> l, const Strided<T> b, const int* skip,
+                   const bool unit = false) {
   if (m == 0 || k == 0) return;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
@@ -420,7 +424,8 @@ void native_trsm_r(const Exec& exec, const int m, const int k, const bool trans,
     const Strided<T> s{buf.data(), 1, k};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, k * k), [&](const int e) {
       const int i = e % k, j = e / k;
-      if (i >= j) s(i, j) = l(i, j);
+      if (i > j || (i == j && !unit)) s(i, j) = l(i, j);
+      if (i == j && unit) s(i, j) = T(1);
     });
     mb.team_barrier();
     const int r0 = mb.league_rank() * rows;
@@ -496,7 +501,8 @@ void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const 
 // B(m x k) <- B op(L)^{-1}, L lower k x k, op = T when trans.
 template <class Exec, class T>
 void trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const bool trans,
-            const Strided<const T> l, const Strided<T> b, const int* skip = nullptr) {
+            const Strided<const T> l, const Strided<T> b, const int* skip = nullptr,
+            const bool unit = false) {
   if (m == 0 || k == 0) return;
   if (use_vendor<Exec>(blas)) {
     const auto cl = col_major(l, k, k);
@@ -505,13 +511,13 @@ void trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const b
       // L stored transposed is an upper matrix U = L^T: op(L) = op'(U) with the flag flipped.
       const bool lower = !cl.trans, ta = cl.trans ? !trans : trans;
       if (!cb.trans)
-        vendor_trsm(exec, false, lower, ta, m, k, cl.p, cl.ld, cb.p, cb.ld);
+        vendor_trsm(exec, false, lower, ta, m, k, cl.p, cl.ld, cb.p, cb.ld, unit);
       else  // B^T <- op(L)^{-T} B^T
-        vendor_trsm(exec, true, lower, !ta, k, m, cl.p, cl.ld, cb.p, cb.ld);
+        vendor_trsm(exec, true, lower, !ta, k, m, cl.p, cl.ld, cb.p, cb.ld, unit);
       return;
     }
   }
-  native_trsm_r(exec, m, k, trans, l, b, skip);
+  native_trsm_r(exec, m, k, trans, l, b, skip, unit);
 }
 
 // C(m x n) -= S B with S symmetric m x m given by its lower triangle l. Native: a team per

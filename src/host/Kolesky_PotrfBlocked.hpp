@@ -231,23 +231,23 @@ struct BlockedConfig {
 template <class Exec, class T>
 void blocked_trsm_r(const Exec& exec, const Blas blas, const int m, const int k, const bool trans,
                     const Strided<const T> l, const Strided<T> b, int nb,
-                    const int* skip = nullptr) {
+                    const int* skip = nullptr, const bool unit = false) {
   if (m == 0 || k == 0) return;
   if (use_vendor<Exec>(blas) && col_major(l, k, k).ok && col_major(b, m, k).ok)
-    return trsm_r(exec, blas, m, k, trans, l, b, skip);
+    return trsm_r(exec, blas, m, k, trans, l, b, skip, unit);
   if (nb <= 0) nb = 64;
   const auto cb = [](const Strided<T>& s) { return Strided<const T>{s.p, s.rs, s.cs}; };
   if (trans) {  // forward over column blocks
     for (int j0 = 0; j0 < k; j0 += nb) {
       const int jb = std::min(nb, k - j0), j1 = j0 + jb;
-      native_trsm_r(exec, m, jb, true, l.shifted(j0, j0), b.shifted(0, j0), skip);
+      native_trsm_r(exec, m, jb, true, l.shifted(j0, j0), b.shifted(0, j0), skip, unit);
       native_gemm_nt(exec, m, k - j1, jb, cb(b.shifted(0, j0)), l.shifted(j1, j0),
                      b.shifted(0, j1), false, skip);
     }
   } else {  // X L = B: backward
     for (int j1 = k; j1 > 0; j1 -= nb) {
       const int jb = std::min(nb, j1), j0 = j1 - jb;
-      native_trsm_r(exec, m, jb, false, l.shifted(j0, j0), b.shifted(0, j0), skip);
+      native_trsm_r(exec, m, jb, false, l.shifted(j0, j0), b.shifted(0, j0), skip, unit);
       native_gemm_nt(exec, m, j0, jb, cb(b.shifted(0, j0)), l.shifted(j0, 0).transposed(),
                      b, false, skip);
     }

@@ -1,0 +1,359 @@
+// LU of one matrix, host-level entry points (any layout, any execution space):
+//
+//   int info = kolesky::getrf(exec, A, ipiv);           // P A = L U, partial pivoting (LAPACK)
+//   kolesky::getrs(exec, kolesky::Trans::No, A, ipiv, B);  // B <- A^{-1} B (Trans::Yes: A^-T)
+//   int info = kolesky::gesv(exec, A, ipiv, B);         // both; B unchanged when info != 0
+//   int info = kolesky::getrf_nopiv(exec, A);           // Crout: L with diagonal, U unit upper
+//   kolesky::getrs_nopiv(exec, A, B);                   // solve with the Crout factor
+//   kolesky::unpack_lu(exec, A, L, U, kolesky::LuForm::Crout);  // the factors as two matrices
+//
+// ipiv: a rank-1 int View of extent >= n in a space `exec` can access; 1-based, as LAPACK's.
+// Both factorizations are recursive (Toledo; LAPACK's getrf2): halve the columns, factor the
+// left half, apply its interchanges, TRSM, GEMM, factor the right half. The level-3 steps go
+// to the vendor BLAS (cuBLAS / BLAS) or Kolesky's kernels (LuOptions::blas), the narrowest
+// column blocks to one kernel (GPU: one team; host: the calling thread).
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Blas3.hpp"
+#include "dense/Kolesky_Lu_Internal.hpp"
+#include "host/Kolesky_Potrf.hpp"
+#include "host/Kolesky_PotrfBlocked.hpp"
+#include "host/Kolesky_Potrf_Impl.hpp"
+
+namespace kolesky {
+
+struct LuOptions {
+  Blas blas = Blas::Auto;  // level-3 steps: vendor BLAS or Kolesky's kernels
+  int block_size = 0;      // columns factored by one kernel at the bottom (0: the default)
+};
+
+// Which convention a packed LU factor follows.
+enum class LuForm {
+  Crout,  // getrf_nopiv: L lower with its diagonal, U unit upper
+  Lapack  // getrf: L unit lower, U upper with its diagonal
+};
+
+namespace impl {
+
+template <class Exec>
+constexpr int lu_base() {
+  return is_host_exec<Exec>() ? 32 : 16;
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION Strided<const T> as_const(const Strided<T> s) {
+  return {s.p, s.rs, s.cs};
+}
+
+// Row interchanges k0..k1-1 on ncols columns of a (rows counted from a's first row).
+template <class Exec, class T>
+void laswp(const Exec& exec, const int ncols, const Strided<T> a, const int* ipiv, const int k0,
+           const int k1, const bool forward) {
+  if (ncols <= 0 || k1 <= k0) return;
+  Kokkos::parallel_for(
+      "kolesky::laswp", Kokkos::RangePolicy<Exec>(exec, 0, ncols), KOKKOS_LAMBDA(const int c) {
+        serial_laswp(1, a.shifted(0, c), ipiv, 1, k0, k1, forward);
+      });
+}
+
+// Columns [r0, r0 + w) on rows [r0, n) with partial pivoting; `a` is the panel's top-left.
+template <class Exec, class T>
+void panel_getrf(const Exec& exec, const int m, const int w, const Strided<T> a, int* ipiv,
+                 const int r0, const InfoView<Exec>& info) {
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    const int r = serial_getrf(m, w, a, ipiv + r0, 1, r0);
+    if (r != 0 && info(0) == 0) info(0) = r0 + r;
+  } else {
+    using Policy = Kokkos::TeamPolicy<Exec>;
+    int* inf = info.data();
+    Kokkos::parallel_for(
+        "kolesky::getrf_panel", Policy(exec, 1, 512),
+        KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
+          int fail = 0;
+          for (int j = 0; j < w; ++j) {
+            // The first row of largest |a(i, j)| (LAPACK's choice), in two reductions.
+            T best;
+            Kokkos::parallel_reduce(
+                Kokkos::TeamThreadRange(mb, j, m),
+                [&](const int i, T& v) {
+                  const T k = pivot_key(a(i, j));
+                  if (k > v) v = k;
+                },
+                Kokkos::Max<T>(best));
+            int p;
+            Kokkos::parallel_reduce(
+                Kokkos::TeamThreadRange(mb, j, m),
+                [&](const int i, int& v) {
+                  if (pivot_key(a(i, j)) == best && i < v) v = i;
+                },
+                Kokkos::Min<int>(p));
+            if (p != j)
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, w), [&](const int c) {
+                const T x = a(j, c);
+                a(j, c) = a(p, c);
+                a(p, c) = x;
+              });
+            Kokkos::single(Kokkos::PerTeam(mb), [&]() { ipiv[r0 + j] = r0 + p + 1; });
+            mb.team_barrier();
+            const T d = a(j, j);
+            if (!usable_lu_pivot(d)) {  // the same in every thread
+              if (fail == 0) fail = j + 1;
+              continue;
+            }
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, j + 1, m), [&](const int i) {
+              const T l = a(i, j) / d;
+              a(i, j) = l;
+              for (int c = j + 1; c < w; ++c) a(i, c) -= l * a(j, c);
+            });
+            mb.team_barrier();
+          }
+          if (fail != 0 && mb.team_rank() == 0 && *inf == 0) *inf = r0 + fail;
+        });
+  }
+}
+
+// Columns [j0, j0 + w) of the n x n matrix a, rows [j0, n).
+template <class Exec, class T>
+void recursive_getrf(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
+                     int* ipiv, const int j0, const int w, const InfoView<Exec>& info,
+                     const int base) {
+  if (w <= base) return panel_getrf(exec, n - j0, w, a.shifted(j0, j0), ipiv, j0, info);
+  const int w1 = std::min(w - 1, std::max(1, w / 2 / 8 * 8)), w2 = w - w1;
+  recursive_getrf(exec, blas, n, a, ipiv, j0, w1, info, base);
+  laswp(exec, w2, a.shifted(0, j0 + w1), ipiv, j0, j0 + w1, true);
+  const auto a12 = a.shifted(j0, j0 + w1);
+  blocked_trsm_r(exec, blas, w2, w1, true, as_const(a.shifted(j0, j0)), a12.transposed(), 64,
+                 nullptr, true);  // A12 <- L11^{-1} A12
+  gemm_nt(exec, blas, n - j0 - w1, w2, w1, as_const(a.shifted(j0 + w1, j0)),
+          as_const(a12.transposed()), a.shifted(j0 + w1, j0 + w1), false);
+  recursive_getrf(exec, blas, n, a, ipiv, j0 + w1, w2, info, base);
+  laswp(exec, w1, a.shifted(0, j0), ipiv, j0 + w1, j0 + w, true);
+}
+
+// Crout on a diagonal block: one team (GPU) or the calling thread (host).
+template <class Exec, class T>
+void crout_diag(const Exec& exec, const int n, const Strided<T> a, const InfoView<Exec>& info,
+                const int offset) {
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    if (info(0) != 0) return;
+    const int r = serial_crout(n, a);
+    if (r != 0) info(0) = offset + r;
+  } else {
+    using Policy = Kokkos::TeamPolicy<Exec>;
+    int* inf = info.data();
+    Kokkos::parallel_for(
+        "kolesky::crout_diag", Policy(exec, 1, 128),
+        KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
+          if (*inf != 0) return;
+          int fail = 0;
+          for (int j = 0; j < n; ++j) {
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, j, n), [&](const int i) {
+              T s = a(i, j);
+              for (int k = 0; k < j; ++k) s -= a(i, k) * a(k, j);
+              a(i, j) = s;
+            });
+            mb.team_barrier();
+            const T d = a(j, j);
+            if (!usable_lu_pivot(d)) {
+              fail = j + 1;
+              break;
+            }
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(mb, j + 1, n), [&](const int c) {
+              T s = a(j, c);
+              for (int k = 0; k < j; ++k) s -= a(j, k) * a(k, c);
+              a(j, c) = s / d;
+            });
+            mb.team_barrier();
+          }
+          if (fail != 0 && mb.team_rank() == 0) *inf = offset + fail;
+        });
+  }
+}
+
+template <class Exec, class T>
+void recursive_crout(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
+                     const InfoView<Exec>& info, const int offset, const int base) {
+  if (n <= base) return crout_diag(exec, n, a, info, offset);
+  const int n1 = n / 2 >= 16 ? n / 2 / 16 * 16 : std::max(1, n / 2), n2 = n - n1;
+  recursive_crout(exec, blas, n1, a, info, offset, base);
+  if constexpr (is_host_exec<Exec>()) {
+    if (info(0) != 0) return;  // host steps are synchronous: stop before dividing by it
+  }
+  const int* skip = info.data();
+  // L21 <- A21 U11^{-1}, U11 = (U11^T)^T with U11^T unit lower.
+  blocked_trsm_r(exec, blas, n2, n1, true, as_const(a.transposed()), a.shifted(n1, 0), 64, skip,
+                 true);
+  // U12 <- L11^{-1} A12, as U12^T = A12^T L11^{-T}.
+  blocked_trsm_r(exec, blas, n2, n1, true, as_const(a), a.shifted(0, n1).transposed(), 64, skip,
+                 false);
+  gemm_nt(exec, blas, n2, n2, n1, as_const(a.shifted(n1, 0)),
+          as_const(a.shifted(0, n1).transposed()), a.shifted(n1, n1), false, skip);
+  recursive_crout(exec, blas, n2, a.shifted(n1, n1), info, offset + n1, base);
+}
+
+// B <- op(A)^{-1} B with getrf's factor; the triangular solves on B^T (nrhs x n).
+template <class Exec, class T>
+void getrs_strided(const Exec& exec, const Blas blas, const Trans trans, const int n,
+                   const int nrhs, const Strided<const T> a, const int* ipiv,
+                   const Strided<T> b) {
+  if (n == 0 || nrhs == 0) return;
+  const auto bt = b.transposed();
+  const Strided<const T> ut = a.transposed();  // U^T: lower
+  if (trans == Trans::No) {
+    laswp(exec, nrhs, b, ipiv, 0, n, true);
+    blocked_trsm_r(exec, blas, nrhs, n, true, a, bt, 64, nullptr, true);    // L y = P b
+    blocked_trsm_r(exec, blas, nrhs, n, false, ut, bt, 64, nullptr, false);  // U x = y
+  } else {
+    blocked_trsm_r(exec, blas, nrhs, n, true, ut, bt, 64, nullptr, false);  // U^T y = b
+    blocked_trsm_r(exec, blas, nrhs, n, false, a, bt, 64, nullptr, true);   // L^T z = y
+    laswp(exec, nrhs, b, ipiv, 0, n, false);                               // x = P^T z
+  }
+}
+
+// B <- A^{-1} B with Crout's factor.
+template <class Exec, class T>
+void crout_solve_strided(const Exec& exec, const Blas blas, const int n, const int nrhs,
+                         const Strided<const T> a, const Strided<T> b) {
+  if (n == 0 || nrhs == 0) return;
+  const auto bt = b.transposed();
+  blocked_trsm_r(exec, blas, nrhs, n, true, a, bt, 64, nullptr, false);               // L y = b
+  blocked_trsm_r(exec, blas, nrhs, n, false, a.transposed(), bt, 64, nullptr, true);  // U x = y
+}
+
+template <class Exec, class AView, class PView>
+void check_pivots(const char* routine, const AView& a, const PView& ipiv) {
+  static_assert(Kokkos::is_view<PView>::value && PView::rank == 1,
+                "kolesky: ipiv must be a rank-1 View");
+  static_assert(std::is_same<typename PView::non_const_value_type, int>::value,
+                "kolesky: ipiv must hold int");
+  if (!Kokkos::SpaceAccessibility<Exec, typename PView::memory_space>::accessible)
+    throw_invalid(routine, "ipiv (label '", ipiv.label(), "') lives in memory space ",
+                  PView::memory_space::name(), ", which execution space ", Exec::name(),
+                  " cannot access");
+  if (ipiv.extent(0) < a.extent(0))
+    throw_invalid(routine, "ipiv has ", ipiv.extent(0), " entries but A is ", a.extent(0),
+                  " x ", a.extent(1));
+  if (ipiv.span_is_contiguous() == false)
+    throw_invalid(routine, "ipiv must be contiguous");
+}
+
+template <class AView>
+auto full_of(const AView& a) {
+  using T = typename AView::value_type;
+  return Strided<T>{a.data(), std::ptrdiff_t(a.stride(0)), std::ptrdiff_t(a.stride(1))};
+}
+
+}  // namespace impl
+
+// P A = L U with partial pivoting; L unit lower and U in A, the interchanges in ipiv.
+// info > 0: U(info, info) is zero (or not finite); the factorization was completed.
+template <class ExecSpace, class AView, class PView>
+int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("getrf", a);
+  impl::check_pivots<ExecSpace>("getrf", a, ipiv);
+  const int n = int(a.extent(0));
+  if (n == 0) return 0;
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
+    const auto info = impl::make_info(exec);
+    const int base = opt.block_size > 0 ? opt.block_size : impl::lu_base<ExecSpace>();
+    impl::recursive_getrf(exec, opt.blas, n, impl::full_of(a), ipiv.data(), 0, n, info, base);
+    return impl::fetch_info(exec, info);
+  }
+  return -1;  // unreachable: check_matrix threw
+}
+
+// B <- op(A)^{-1} B with the factor and pivots from getrf. B: rank 1 or 2.
+template <class ExecSpace, class AView, class PView, class BView>
+void getrs(const ExecSpace& exec, const Trans trans, const AView& a, const PView& ipiv,
+           const BView& b, const LuOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("getrs", a);
+  impl::check_pivots<ExecSpace>("getrs", a, ipiv);
+  impl::check_rhs<ExecSpace>("getrs", a, b);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename BView::memory_space>::accessible) {
+    using T = typename BView::non_const_value_type;
+    impl::getrs_strided<ExecSpace, T>(exec, opt.blas, trans, int(a.extent(0)), impl::nrhs_of(b),
+                                      impl::as_const(impl::full_of(a)), ipiv.data(),
+                                      impl::rhs_of(b));
+    exec.fence();
+  }
+}
+
+// Factor and solve A X = B. On info != 0, B is left unchanged.
+template <class ExecSpace, class AView, class PView, class BView>
+int gesv(const ExecSpace& exec, const AView& a, const PView& ipiv, const BView& b,
+         const LuOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("gesv", a);
+  impl::check_rhs<ExecSpace>("gesv", a, b);
+  const int info = getrf(exec, a, ipiv, opt);
+  if (info == 0) getrs(exec, Trans::No, a, ipiv, b, opt);
+  return info;
+}
+
+// A = L U without pivoting (Crout: L with its diagonal, U unit upper, packed in A). For
+// matrices whose leading minors are all non-zero (diagonally dominant, SPD, ...).
+// info > 0: L(info, info) is zero or not finite; A is then partially overwritten.
+template <class ExecSpace, class AView>
+int getrf_nopiv(const ExecSpace& exec, const AView& a, const LuOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("getrf_nopiv", a);
+  const int n = int(a.extent(0));
+  if (n == 0) return 0;
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
+    const auto info = impl::make_info(exec);
+    const int base = opt.block_size > 0 ? opt.block_size : 64;
+    impl::recursive_crout(exec, opt.blas, n, impl::full_of(a), info, 0, base);
+    return impl::fetch_info(exec, info);
+  }
+  return -1;
+}
+
+// B <- A^{-1} B with the factor from getrf_nopiv.
+template <class ExecSpace, class AView, class BView>
+void getrs_nopiv(const ExecSpace& exec, const AView& a, const BView& b,
+                 const LuOptions& opt = {}) {
+  impl::check_matrix<ExecSpace>("getrs_nopiv", a);
+  impl::check_rhs<ExecSpace>("getrs_nopiv", a, b);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename BView::memory_space>::accessible) {
+    using T = typename BView::non_const_value_type;
+    impl::crout_solve_strided<ExecSpace, T>(exec, opt.blas, int(a.extent(0)), impl::nrhs_of(b),
+                                            impl::as_const(impl::full_of(a)), impl::rhs_of(b));
+    exec.fence();
+  }
+}
+
+// The packed factor in A as two n x n matrices (zeros outside the triangles, the unit
+// diagonal written out).
+template <class ExecSpace, class AView, class LView, class UView>
+void unpack_lu(const ExecSpace& exec, const AView& a, const LView& l, const UView& u,
+               const LuForm form) {
+  impl::check_matrix<ExecSpace>("unpack_lu", a);
+  impl::check_matrix<ExecSpace>("unpack_lu", l);
+  impl::check_matrix<ExecSpace>("unpack_lu", u);
+  if (l.extent(0) != a.extent(0) || u.extent(0) != a.extent(0))
+    impl::throw_invalid("unpack_lu", "L and U must be ", a.extent(0), " x ", a.extent(0),
+                        ", but they are ", l.extent(0), " x ", l.extent(1), " and ", u.extent(0),
+                        " x ", u.extent(1));
+  const int n = int(a.extent(0));
+  const bool crout = form == LuForm::Crout;
+  using T = typename LView::non_const_value_type;
+  Kokkos::parallel_for(
+      "kolesky::unpack_lu",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {n, n}),
+      KOKKOS_LAMBDA(const int i, const int j) {
+        const T x = a(i, j);
+        l(i, j) = i > j ? x : i == j ? (crout ? x : T(1)) : T(0);
+        u(i, j) = i < j ? x : i == j ? (crout ? T(1) : x) : T(0);
+      });
+  exec.fence();
+}
+
+}  // namespace kolesky
