@@ -8,7 +8,8 @@
 #
 # With the device tool: run(command="bash scripts/gpu_round.sh run", carry=[".gpu"]).
 # Logs and JSON land in $OUT (when set) or .gpu/out. KOLESKY_SKIP="perf_dense tune ..." leaves
-# steps out; KOLESKY_PERF_ARGS / KOLESKY_BATCHED_ARGS / KOLESKY_TUNE_ARGS replace their arguments.
+# steps out; KOLESKY_PERF_ARGS / KOLESKY_LU_ARGS / KOLESKY_BATCHED_ARGS / KOLESKY_TUNE_ARGS
+# replace their arguments.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps=${KOLESKY_DEPS:-$here/.deps}
@@ -21,10 +22,11 @@ build)
   b=$here/build-cuda
   cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/cuda" \
     -DCMAKE_CXX_COMPILER="$deps/cuda/bin/nvcc_wrapper" -DKolesky_ENABLE_HEADER_CHECK=OFF >/dev/null
-  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_batched kolesky_tune_batched 01_quickstart)
+  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_lu kolesky_perf_batched kolesky_tune_batched 01_quickstart)
   cmake --build "$b" -j "$(nproc)" --target "${targets[@]}"
   rm -rf "$stage"; mkdir -p "$stage"
-  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" "$b/perf_test/kolesky_perf_batched" \
+  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" "$b/perf_test/kolesky_perf_lu" \
+     "$b/perf_test/kolesky_perf_batched" \
      "$b/perf_test/kolesky_tune_batched" \
      "$b/example/01_quickstart/01_quickstart" "$stage/"
   strip "$stage"/* 2>/dev/null || true
@@ -32,6 +34,10 @@ build)
   mkdir -p "$stage/lib"
   for f in "$stage"/*; do [ -f "$f" ] && ldd "$f"; done | awk '/libbenchmark/ {print $3}' \
     | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  # Reference 004's matrices for the LU experiment, when the shared data are there.
+  if [ -d "$here/../shared/matrices" ]; then
+    mkdir -p "$stage/mm" && cp "$here"/../shared/matrices/*.mtx* "$stage/mm/"
+  fi
   du -sh "$stage"
   ;;
 run)
@@ -51,15 +57,20 @@ run)
   step unit_cuda "$stage/kolesky_unit_cuda"
   grep -E '^\[  (PASSED|FAILED) ' "$out/unit_cuda.log" || true
   # Sanitizers on a subset that reaches every kernel family (full runs take too long).
-  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*Conversions*:*PotrfBlocked/1.VariantsBlockSizesBlas*:*PotrfBlocked/0.SeedSchemes*:*PotrfBlocked/1.FailureInLaterPanels*:*PotrfBlocked/0.PotrsMany*:*PosvMixed*'
+  filt='*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*Conversions*:*PotrfBlocked/1.VariantsBlockSizesBlas*:*PotrfBlocked/0.SeedSchemes*:*PotrfBlocked/1.FailureInLaterPanels*:*PotrfBlocked/0.PotrsMany*:*PosvMixed*:*Lu/0.GetrfHandWorked*:*Lu/1.GetrsEvery*:*Lu/0.CroutHandWorked*:*Lu/1.CroutZeroMinor*:*Lu/0.BatchedEveryLayout*:*Lu/1.NanOrInf*'
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*:*Batched/1.LayoutConversionsTiles*:*PotrfBlocked/1.SeedSchemes*:*PotrfBlocked/0.NonUnitStrides*'
-  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*:*PotrfBlocked/1.SeedSchemes*'
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*:*Batched/1.LayoutConversionsTiles*:*PotrfBlocked/1.SeedSchemes*:*PotrfBlocked/0.NonUnitStrides*:*Lu/0.CroutHandWorked*:*Lu/1.GetrfSingular*:*Lu/1.CroutIterativeReports*'
+  step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*:*PotrfBlocked/1.SeedSchemes*:*Lu/0.CroutHandWorked*:*Lu/1.GetrfSingular*'
   step quickstart "$stage/01_quickstart" 4000
   [ -f "$out/quickstart.log" ] && tail -4 "$out/quickstart.log"
   step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192,16384,32768} \
     --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
   [ -f "$out/perf_dense.json" ] && { python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1; }
+  mm=(); [ -d "$stage/mm" ] && mm=(--mm="$stage/mm")
+  step perf_lu "$stage/kolesky_perf_lu" ${KOLESKY_LU_ARGS:---n=1000,2048,4096,8192} "${mm[@]}" \
+    --benchmark_min_time=0.2 --benchmark_out="$out/perf_lu.json" --benchmark_out_format=json
+  [ -f "$out/perf_lu.json" ] && { python3 "$here/scripts/perf_table.py" "$out/perf_lu.json" --ref=kolesky_getrf || status=1
+    python3 "$here/scripts/perf_table.py" "$out/perf_lu.json" --mm; }
   step tune "$stage/kolesky_tune_batched" ${KOLESKY_TUNE_ARGS:-} --out="$out/Kolesky_TunedDevice.hpp"
   [ -f "$out/tune.log" ] && grep "^best" "$out/tune.log" || true
   step perf_batched "$stage/kolesky_perf_batched" ${KOLESKY_BATCHED_ARGS:-} --benchmark_min_time=0.1 \

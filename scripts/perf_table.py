@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Print the dense potrf benchmarks of a Google Benchmark JSON file as a ratio table.
+"""Print the dense benchmarks of a Google Benchmark JSON file as a ratio table.
 
-    perf_table.py results.json [--markdown]
+    perf_table.py results.json [--markdown] [--ref=kolesky_getrf]   # potrf (default) or LU
+    perf_table.py results.json --mm [--markdown]     # kolesky_perf_lu's Matrix Market runs
 
 One row per (scalar, n): time and GFLOP/s of each implementation, and the ratio of every
 baseline's time to Kolesky's default (> 1 means Kolesky is faster).
@@ -77,13 +78,58 @@ def batched(path, md, copy_gbs=3000.0):
     return 1 if errors else 0
 
 
+def matrices(path, md):
+    """004's experiment: per (scalar, matrix) the time, sweeps and max |A - LU| of each method."""
+    data = json.load(open(path))
+    rows, methods, errors = defaultdict(dict), [], []
+    for b in data["benchmarks"]:
+        m = re.match(r"mm/(.+)/([^/<]+)<(\w+)>", b["name"])
+        if not m:
+            continue
+        meth, mat, scalar = m.groups()
+        if meth not in methods:
+            methods.append(meth)
+        if b.get("error_occurred"):
+            rows[(scalar, mat)][meth] = b.get("error_message", "error")
+            continue
+        ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+        rows[(scalar, mat)][meth] = (ms, b.get("sweeps"), b.get("err"), int(b.get("n", 0)))
+    ctx = data.get("context", {})
+    print(("Run: " if md else "# ") + f'{ctx.get("device", ctx.get("execution_space", "?"))}, '
+          f'git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
+    head = ["scalar", "matrix", "n"] + methods
+    print(("| " + " | ".join(head) + " |\n|" + "---|" * len(head)) if md else "  ".join(head))
+    for (scalar, mat) in sorted(rows, key=lambda k: (k[0], min(v[3] for v in rows[k].values() if isinstance(v, tuple)) if any(isinstance(v, tuple) for v in rows[k].values()) else 0)):
+        r = rows[(scalar, mat)]
+        n = next((v[3] for v in r.values() if isinstance(v, tuple)), 0)
+        cells = [scalar, mat, str(n)]
+        for meth in methods:
+            v = r.get(meth)
+            if v is None:
+                cells.append("-")
+            elif isinstance(v, str):
+                cells.append(v)
+            else:
+                c = f"{v[0]:.3g} ms"
+                if v[1]:
+                    c += f", {int(v[1])} sw"
+                if v[2] is not None:
+                    c += f", err {v[2]:.1e}"
+                cells.append(c)
+        print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
+    return 0
+
+
 def main():
     md = "--markdown" in sys.argv
+    if "--mm" in sys.argv:
+        return matrices([a for a in sys.argv[1:] if not a.startswith("--")][0], md)
+    refs = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--ref=")]
     if "--batched" in sys.argv:
         path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
         host = "--host" in sys.argv
         return batched(path, md, 0.0 if host else 3000.0)
-    path = sys.argv[1]
+    path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
     data = json.load(open(path))
     rows = defaultdict(dict)  # (scalar, n) -> impl -> (ms, gflops)
     impls = []
@@ -103,9 +149,9 @@ def main():
     ctx = data.get("context", {})
     print(("Run: " if md else "# ") + f'{ctx.get("device", ctx.get("execution_space", "?"))}, '
           f'{ctx.get("execution_space", "?")}, git {ctx.get("kolesky_git", "?")}, {ctx.get("date", "")}')
-    ref = "kolesky_potrf/Default"
-    baselines = [i for i in impls if not i.startswith("kolesky_potrf/")]
-    variants = [i for i in impls if i.startswith("kolesky_potrf/") and i != ref]
+    ref = refs[0] if refs else "kolesky_potrf/Default"
+    baselines = [i for i in impls if not i.startswith("kolesky_")]
+    variants = [i for i in impls if i.startswith("kolesky_") and i != ref]
     sep = " | " if md else "  "
 
     def table(head, cells_of):
@@ -128,7 +174,8 @@ def main():
     if variants:
         # Every variant as its time over the default's (> 1: the default is faster).
         print()
-        table(["scalar", "n"] + [v.split("/", 1)[1] for v in variants],
+        table(["scalar", "n"] + [v.split("/", 1)[1] if v.startswith("kolesky_potrf/") else v
+                                 for v in variants],
               lambda scalar, n, r: [scalar, str(n)] +
               [f"{r[v][0] / r[ref][0]:.2f}" if v in r and ref in r else "-" for v in variants])
     for e in errors:

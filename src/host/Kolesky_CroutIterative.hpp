@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Lu_Internal.hpp"
@@ -41,7 +42,7 @@ struct IterativeCroutResult {
   int info = 0;            // first zero / non-finite L(i, i), 1-based (after convergence)
   bool converged = true;   // every section reached the tolerance within the cap
   int sweeps = 0;          // sweeps over all sections
-  double max_delta = 0;    // the largest final max |dZ| of any section
+  double max_delta = 0;    // the largest final max |dZ| of any section (inf: diverged)
 };
 
 namespace impl {
@@ -163,7 +164,10 @@ IterativeCroutResult crout_iterative_bs(const Exec& exec, const int n, const Str
       ++k;
     } while (d > tol && d < FloatLimits<T>::max && k < cap);
     res.sweeps += k;
-    res.max_delta = std::max(res.max_delta, double(d));
+    // A diverged iterate (inf or NaN somewhere) reports max_delta = inf.
+    res.max_delta = std::max(res.max_delta, d < FloatLimits<T>::max
+                                                ? double(d)
+                                                : std::numeric_limits<double>::infinity());
     if (d > tol) res.converged = false;
   };
   for (int d0 = 0; d0 < n && res.converged; d0 += s) {
@@ -172,15 +176,15 @@ IterativeCroutResult crout_iterative_bs(const Exec& exec, const int n, const Str
     if (!res.converged || d1 == n) continue;
     iterate({d0, d1}, {d1, n}, {d1, d0}, {n, d1}, 2);  // U strip right, L strip below
   }
-  int first = n;
-  Kokkos::parallel_reduce(
-      "kolesky::crout_pivots", Kokkos::RangePolicy<Exec>(exec, 0, n),
-      KOKKOS_LAMBDA(const int i, int& v) {
-        if (!usable_lu_pivot(z(i, i)) && i < v) v = i;
-      },
-      Kokkos::Min<int>(first));
-  exec.fence();
-  if (first < n) res.info = first + 1;
+  // First unusable L(i, i) (an atomic minimum: no reduction scratch, nothing for racecheck).
+  const auto first = make_info(exec);
+  int* fp = first.data();
+  Kokkos::parallel_for(
+      "kolesky::crout_pivots", Kokkos::RangePolicy<Exec>(exec, 0, n), KOKKOS_LAMBDA(const int i) {
+        if (!usable_lu_pivot(z(i, i))) Kokkos::atomic_fetch_min(fp, -n + i);  // the word starts at 0
+      });
+  const int f = fetch_info(exec, first);
+  if (f < 0) res.info = f + n + 1;
   return res;
 }
 

@@ -308,7 +308,9 @@ int getrf_nopiv(const ExecSpace& exec, const AView& a, const LuOptions& opt = {}
   if (n == 0) return 0;
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
     const auto info = impl::make_info(exec);
-    const int base = opt.block_size > 0 ? opt.block_size : 64;
+    // Diagonal blocks factored by one kernel: 32 on GPUs (measured 1.1-1.7x faster than 64
+    // on the H100), 64 on the host.
+    const int base = opt.block_size > 0 ? opt.block_size : impl::is_host_exec<ExecSpace>() ? 64 : 32;
     impl::recursive_crout(exec, opt.blas, n, impl::full_of(a), info, 0, base);
     return impl::fetch_info(exec, info);
   }
