@@ -96,6 +96,7 @@ TYPED_TEST(Lu, GetrfBlockSizesAndNativeSteps) {
       LuOptions opt;
       opt.block_size = nb;
       opt.blas = b;
+      opt.panel_size = nb == 1 ? -1 : nb == 4 ? 24 : nb == 16 ? 0 : 50;  // whole, several, default
       for (const int n : {7, 50, 129}) {
         check_getrf<T, Kokkos::LayoutLeft>(n, opt, n + nb);
         check_getrf<T, Kokkos::LayoutRight>(n, opt, n + 2 * nb);

@@ -1,7 +1,7 @@
 // LU of one matrix: getrf (partial pivoting), Crout without pivoting (blocked, iterative,
 // sequential) against LAPACK getrf (host) and cuSOLVER getrf (CUDA), in one process.
 //
-//   kolesky_perf_lu [--n=1000,2048,...] [--quick] [--nb=16,32,64] [--mm=DIR]
+//   kolesky_perf_lu [--n=1000,2048,...] [--quick] [--nb=16,32,64] [--panel=128,-1] [--mm=DIR]
 //                   [--mm-list=a,b,...] [--seq-max=2048] [benchmark flags]
 //
 // Dense sweep: random general matrices (getrf, baselines) and the same made diagonally
@@ -179,11 +179,12 @@ bool is_crout(Method m) {
 // (iterative: -1 when it did not converge) and the sweeps through `sweeps`.
 template <class T>
 int run_method(benchmark::State& state, Method m, const Matrix<T>& a0, Matrix<T>& f,
-               Pivots& ipiv, int& sweeps, bool& diverged, int nb = 0) {
+               Pivots& ipiv, int& sweeps, bool& diverged, int nb = 0, int panel = 0) {
   const int n = int(a0.extent(0));
   int info = 0;
   kolesky::LuOptions vendor, native;
   vendor.block_size = native.block_size = nb;
+  vendor.panel_size = native.panel_size = panel;
   native.blas = kolesky::Blas::Native;
   kolesky::IterativeCroutOptions it;
   it.block = m == Method::Iterative8 ? 8 : m == Method::Iterative16 ? 16 : 32;
@@ -263,14 +264,14 @@ int run_method(benchmark::State& state, Method m, const Matrix<T>& a0, Matrix<T>
 
 // Dense sweep: the same random matrix (dominant for Crout) for every method.
 template <class T>
-void dense(benchmark::State& state, Method m, int nb = 0) {
+void dense(benchmark::State& state, Method m, int nb = 0, int panel = 0) {
   const int n = int(state.range(0));
   const auto a0 = make_general<T>(n, is_crout(m));
   Matrix<T> f("F", n, n);
   Pivots ipiv("ipiv", n);
   int sweeps = 0;
   bool diverged = false;
-  const int info = run_method(state, m, a0, f, ipiv, sweeps, diverged, nb);
+  const int info = run_method(state, m, a0, f, ipiv, sweeps, diverged, nb, panel);
   if (is_crout(m) && m != Method::Crout && m != Method::CroutNative) state.counters["sweeps"] = sweeps;
   if (check_solve(state, info, a0, f, ipiv, is_crout(m))) set_counters(state, n, sizeof(T));
 }
@@ -322,7 +323,14 @@ std::vector<Method> dense_methods(int n) {
 template <class T>
 void register_all(const std::string& tname, const std::vector<int>& sizes,
                   const std::string& mm_dir, const std::vector<std::string>& mm_list,
-                  int seq_max, const std::vector<int>& nbs) {
+                  int seq_max, const std::vector<int>& nbs, const std::vector<int>& panels) {
+  for (int p : panels) {  // getrf's outer panel width (-1: recursion over the whole matrix)
+    auto* b = benchmark::RegisterBenchmark(
+        ("kolesky_getrf/panel" + std::to_string(p) + "<" + tname + ">").c_str(),
+        [p](benchmark::State& s) { dense<T>(s, Method::Getrf, 0, p); });
+    for (int n : sizes) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
   // Block sizes (the column width one kernel factors at the bottom of the recursion).
   for (Method m : {Method::Getrf, Method::Crout})
     for (int nb : nbs) {
@@ -379,7 +387,7 @@ int main(int argc, char** argv) {
   std::string mm_dir, mm_list = "bcsstk03,494_bus,rail_5177,s1rmq4m1,west0067,pores_1,hor_131,"
                                 "olm1000,orsirr_1,pde900,sherman5";
   int seq_max = 2048;
-  std::string nbs;
+  std::string nbs, panels;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
@@ -390,6 +398,8 @@ int main(int argc, char** argv) {
       mm_dir = argv[i] + 5;
     else if (std::strncmp(argv[i], "--mm-list=", 10) == 0)
       mm_list = argv[i] + 10;
+    else if (std::strncmp(argv[i], "--panel=", 8) == 0)
+      panels = argv[i] + 8;
     else if (std::strncmp(argv[i], "--nb=", 5) == 0)
       nbs = argv[i] + 5;
     else if (std::strncmp(argv[i], "--seq-max=", 10) == 0)
@@ -408,8 +418,9 @@ int main(int argc, char** argv) {
   kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
   const auto nv = kolesky::perf::parse_ints(sizes);
   const auto nbv = nbs.empty() ? std::vector<int>() : kolesky::perf::parse_ints(nbs);
-  register_all<double>("double", nv, mm_dir, names, seq_max, nbv);
-  register_all<float>("float", nv, mm_dir, names, seq_max, nbv);
+  const auto pv = panels.empty() ? std::vector<int>() : kolesky::perf::parse_ints(panels);
+  register_all<double>("double", nv, mm_dir, names, seq_max, nbv, pv);
+  register_all<float>("float", nv, mm_dir, names, seq_max, nbv, pv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

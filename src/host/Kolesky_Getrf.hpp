@@ -9,7 +9,8 @@
 //
 // ipiv: a rank-1 int View of extent >= n in a space `exec` can access; 1-based, as LAPACK's.
 // Both factorizations are recursive (Toledo; LAPACK's getrf2): halve the columns, factor the
-// left half, apply its interchanges, TRSM, GEMM, factor the right half. The level-3 steps go
+// left half, apply its interchanges, TRSM, GEMM, factor the right half; getrf runs that on
+// panels of LuOptions::panel_size columns, right-looking. The level-3 steps go
 // to the vendor BLAS (cuBLAS / BLAS) or Kolesky's kernels (LuOptions::blas), the narrowest
 // column blocks to one kernel (GPU: one team; host: the calling thread).
 #pragma once
@@ -31,6 +32,7 @@ namespace kolesky {
 struct LuOptions {
   Blas blas = Blas::Auto;  // level-3 steps: vendor BLAS or Kolesky's kernels
   int block_size = 0;      // columns factored by one kernel at the bottom (0: the default)
+  int panel_size = 0;      // getrf: columns per recursive panel (0: the default; < 0: one panel)
 };
 
 // Which convention a packed LU factor follows.
@@ -264,7 +266,24 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
     const auto info = impl::make_info(exec);
     const int base = opt.block_size > 0 ? opt.block_size : impl::lu_base<ExecSpace>();
-    impl::recursive_getrf(exec, opt.blas, n, impl::full_of(a), ipiv.data(), 0, n, info, base);
+    // Right-looking over recursive panels: the row interchanges are chains of dependent
+    // loads (a thread per column applies them in order), and panels of 256 columns make
+    // their total length about half that of recursion over the whole matrix.
+    const int nbo = opt.panel_size > 0 ? opt.panel_size : opt.panel_size < 0 ? n : 256;
+    const auto m = impl::full_of(a);
+    int* piv = ipiv.data();
+    for (int j0 = 0; j0 < n; j0 += nbo) {
+      const int kb = std::min(nbo, n - j0), j1 = j0 + kb;
+      impl::recursive_getrf(exec, opt.blas, n, m, piv, j0, kb, info, base);
+      impl::laswp(exec, j0, m, piv, j0, j1, true);  // the finished columns to the left
+      if (j1 == n) break;
+      impl::laswp(exec, n - j1, m.shifted(0, j1), piv, j0, j1, true);
+      const auto a12 = m.shifted(j0, j1);
+      impl::blocked_trsm_r(exec, opt.blas, n - j1, kb, true, impl::as_const(m.shifted(j0, j0)),
+                           a12.transposed(), 64, nullptr, true);
+      impl::gemm_nt(exec, opt.blas, n - j1, n - j1, kb, impl::as_const(m.shifted(j1, j0)),
+                    impl::as_const(a12.transposed()), m.shifted(j1, j1), false);
+    }
     return impl::fetch_info(exec, info);
   }
   return -1;  // unreachable: check_matrix threw
