@@ -121,6 +121,20 @@ void panel_getrf(const Exec& exec, const int m, const int w, const Strided<T> a,
   }
 }
 
+// After factoring columns [j0, j0 + kb): the nc columns to their right get the panel's
+// interchanges, U12 <- L11^{-1} A12 and A22 -= L21 U12.
+template <class Exec, class T>
+void getrf_update(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
+                  const int* ipiv, const int j0, const int kb, const int nc) {
+  const int j1 = j0 + kb;
+  laswp(exec, nc, a.shifted(0, j1), ipiv, j0, j1, true);
+  const auto a12 = a.shifted(j0, j1);
+  blocked_trsm_r(exec, blas, nc, kb, true, as_const(a.shifted(j0, j0)), a12.transposed(), 64,
+                 nullptr, true);
+  gemm_nt(exec, blas, n - j1, nc, kb, as_const(a.shifted(j1, j0)), as_const(a12.transposed()),
+          a.shifted(j1, j1), false);
+}
+
 // Columns [j0, j0 + w) of the n x n matrix a, rows [j0, n).
 template <class Exec, class T>
 void recursive_getrf(const Exec& exec, const Blas blas, const int n, const Strided<T> a,
@@ -129,12 +143,7 @@ void recursive_getrf(const Exec& exec, const Blas blas, const int n, const Strid
   if (w <= base) return panel_getrf(exec, n - j0, w, a.shifted(j0, j0), ipiv, j0, info);
   const int w1 = std::min(w - 1, std::max(1, w / 2 / 8 * 8)), w2 = w - w1;
   recursive_getrf(exec, blas, n, a, ipiv, j0, w1, info, base);
-  laswp(exec, w2, a.shifted(0, j0 + w1), ipiv, j0, j0 + w1, true);
-  const auto a12 = a.shifted(j0, j0 + w1);
-  blocked_trsm_r(exec, blas, w2, w1, true, as_const(a.shifted(j0, j0)), a12.transposed(), 64,
-                 nullptr, true);  // A12 <- L11^{-1} A12
-  gemm_nt(exec, blas, n - j0 - w1, w2, w1, as_const(a.shifted(j0 + w1, j0)),
-          as_const(a12.transposed()), a.shifted(j0 + w1, j0 + w1), false);
+  getrf_update(exec, blas, n, a, ipiv, j0, w1, w2);
   recursive_getrf(exec, blas, n, a, ipiv, j0 + w1, w2, info, base);
   laswp(exec, w1, a.shifted(0, j0), ipiv, j0 + w1, j0 + w, true);
 }
@@ -276,13 +285,7 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
       const int kb = std::min(nbo, n - j0), j1 = j0 + kb;
       impl::recursive_getrf(exec, opt.blas, n, m, piv, j0, kb, info, base);
       impl::laswp(exec, j0, m, piv, j0, j1, true);  // the finished columns to the left
-      if (j1 == n) break;
-      impl::laswp(exec, n - j1, m.shifted(0, j1), piv, j0, j1, true);
-      const auto a12 = m.shifted(j0, j1);
-      impl::blocked_trsm_r(exec, opt.blas, n - j1, kb, true, impl::as_const(m.shifted(j0, j0)),
-                           a12.transposed(), 64, nullptr, true);
-      impl::gemm_nt(exec, opt.blas, n - j1, n - j1, kb, impl::as_const(m.shifted(j1, j0)),
-                    impl::as_const(a12.transposed()), m.shifted(j1, j1), false);
+      if (j1 < n) impl::getrf_update(exec, opt.blas, n, m, piv, j0, kb, n - j1);
     }
     return impl::fetch_info(exec, info);
   }
