@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kolesky.hpp>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,17 @@ inline std::vector<int> parse_ints(const std::string& s) {
   std::stringstream ss(s);
   for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stoi(t));
   return v;
+}
+
+// KOLESKY_PERF_BREAK=1 simulates a wrong kernel: the result's (0, 0) entry is changed after
+// timing, before the check, so that the sweep's failure path stays tested (ctest sweep_broken).
+template <class View>
+void break_if_asked(const View& a) {
+  const char* e = std::getenv("KOLESKY_PERF_BREAK");
+  if (e == nullptr || *e == '\0' || *e == '0' || a.extent(0) == 0) return;
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  h(0, 0) += 1 + 2 * (h(0, 0) < 0 ? -h(0, 0) : h(0, 0));
+  Kokkos::deep_copy(a, h);
 }
 
 template <class Exec>

@@ -272,6 +272,7 @@ void dense(benchmark::State& state, Method m, int nb = 0, int panel = 0) {
   int sweeps = 0;
   bool diverged = false;
   const int info = run_method(state, m, a0, f, ipiv, sweeps, diverged, nb, panel);
+  kolesky::perf::break_if_asked(f);
   if (is_crout(m) && m != Method::Crout && m != Method::CroutNative) state.counters["sweeps"] = sweeps;
   if (check_solve(state, info, a0, f, ipiv, is_crout(m))) set_counters(state, n, sizeof(T));
 }
