@@ -19,99 +19,13 @@
 namespace kolesky {
 namespace impl {
 
-// Largest diagonal block factored by one kernel. GPU: one team, the block in registers
-// (latency-bound: one barrier per column, so small blocks; the batched register kernel
-// measured ~180 us for one 128 x 128 matrix). Host: the calling thread's unblocked loop (no
-// thread-pool hand-off between the BLAS calls).
+// Largest diagonal block factored by one kernel. GPU: one warp, the block in registers (a
+// latency chain per column, so small blocks; the batched register kernel measured ~180 us
+// for one 128 x 128 matrix). Host: the calling thread's unblocked loop (no thread-pool
+// hand-off between the BLAS calls).
 template <class Exec>
 constexpr int diag_block() {
   return is_host_exec<Exec>() ? 128 : 64;
-}
-
-// GPU diagonal block (n <= 64): 16 x 16 threads, thread (r, c) holding the 4 x 4 entries
-// (r + 16a, c + 16b) in registers. Right-looking with the columns left unscaled until the end
-// (a(i,j) -= a(i,k) a(j,k) / d_k): per column, its owners publish it to scratch, one barrier,
-// then every thread applies a 4 x 4 outer product. The pivots d_k are kept for the final
-// scaling l(i,j) = a(i,j) / sqrt(d_j).
-template <class Exec, class T>
-void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int* info,
-                          const int offset) {
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  constexpr int N = 64, S = 16, R = N / S;
-  Policy policy(exec, 1, S * S);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch<Exec, T>::shmem_size(3 * N)));
-  Kokkos::parallel_for(
-      "kolesky::potrf_diag", policy, KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
-        if (*info != 0) return;
-        Scratch<Exec, T> buf(mb.team_scratch(0), 3 * N);  // two column buffers, the pivots
-        const int t = mb.team_rank(), r = t % S, c = t / S;
-        T v[R][R];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int p = 0; p < R; ++p)
-          for (int q = 0; q < R; ++q) {
-            const int i = r + S * p, j = c + S * q;
-            v[p][q] = (i < n && j < n && i >= j) ? a(i, j) : T(0);
-          }
-        int fail = 0;
-        for (int k = 0; k < n; ++k) {
-          T* col = buf.data() + (k & 1) * N;
-          if (c == k % S) {
-            // q = k / S selected by compares, so that v stays in registers (a runtime index
-            // would put it in local memory).
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-            for (int q = 0; q < R; ++q)
-              if (q == k / S) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-                for (int p = 0; p < R; ++p) {
-                  const int i = r + S * p;
-                  if (i >= k && i < n) col[i] = v[p][q];
-                }
-              }
-          }
-          mb.team_barrier();
-          const T d = col[k];
-          if (!usable_pivot(d)) {
-            fail = k + 1;
-            break;
-          }
-          if (t == 0) buf(2 * N + k) = d;
-          const T rd = T(1) / d;
-          T ci[R], cj[R];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-          for (int p = 0; p < R; ++p) {
-            const int i = r + S * p, j = c + S * p;
-            ci[p] = (i > k && i < n) ? col[i] * rd : T(0);
-            cj[p] = (j > k && j < n) ? col[j] : T(0);
-          }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-          for (int p = 0; p < R; ++p)
-            for (int q = 0; q < R; ++q) v[p][q] -= ci[p] * cj[q];
-        }
-        mb.team_barrier();
-        const int done = fail ? fail - 1 : n;  // columns finished
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int p = 0; p < R; ++p)
-          for (int q = 0; q < R; ++q) {
-            const int i = r + S * p, j = c + S * q;
-            if (i < n && j < done && i >= j) {
-              const T sd = sqrt(buf(2 * N + j));
-              a(i, j) = i == j ? sd : v[p][q] / sd;
-            }
-          }
-        if (fail != 0 && t == 0) *info = offset + fail;
-      });
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -121,7 +35,7 @@ void diag_potrf_registers(const Exec& exec, const int n, const Strided<T> a, int
 // the first block (through shared memory, read as broadcasts) and are factored the same way.
 // Rows and columns past n are padded with the identity, which leaves the factor unchanged.
 // The per-column chain is shuffle, sqrt, reciprocal, scale (~200 cycles); the 16 x 16 team
-// kernel above needed ~1,900 cycles per column, most of it in its barrier-separated phases.
+// kernel it replaced (one barrier per column) needed ~1,900 cycles per column.
 template <int W, bool Two, class T>
 KOKKOS_INLINE_FUNCTION int warp_potrf_columns(const int lane, T (&x0)[W], T (&x1)[W]) {
 #ifdef __CUDA_ARCH__
@@ -213,10 +127,13 @@ void diag_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
     if (r != 0) info(0) = offset + r;
   } else {
 #ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
-      return diag_potrf_warp(exec, n, a, info.data(), offset);
+    if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
+      diag_potrf_warp(exec, n, a, info.data(), offset);
+      return;
+    }
 #endif
-    diag_potrf_registers(exec, n, a, info.data(), offset);
+    // Other device backends: the portable one-team kernel.
+    team_potrf<Algo::RightLooking>(exec, n, a, info, offset, 0);
   }
 }
 
