@@ -114,7 +114,9 @@ void check_posv(const int n, const int count, const Uplo uplo, const batched::Op
     const Dense f = extract(ha, p);
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
-        if (!in_triangle(uplo, i, j)) ASSERT_EQ(f(i, j), kOther) << "matrix " << p;
+        if (!in_triangle(uplo, i, j)) {
+          ASSERT_EQ(f(i, j), kOther) << "matrix " << p;
+        }
     EXPECT_LT(potrf_ratio<T>(c.a[p], factor_of(f, uplo)), 30.0) << "matrix " << p;
     EXPECT_LT(solve_ratio<T>(c.a[p], extract(hb, p), c.b[p]), 30.0) << "matrix " << p;
   }

@@ -122,7 +122,9 @@ void run(const int n, const int nrhs, const int nb = kDefaultTile) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) {
         f(i, j) = Batch<T, Layout>::batch_first ? ma(p, i, j) : ma(i, j, p);
-        if (!in_triangle(U, i, j)) EXPECT_EQ(f(i, j), 777.0);
+        if (!in_triangle(U, i, j)) {
+          EXPECT_EQ(f(i, j), 777.0);
+        }
       }
     for (int j = 0; j < nrhs; ++j)
       for (int i = 0; i < n; ++i) x(i, j) = Batch<T, Layout>::batch_first ? mb(p, i, j) : mb(i, j, p);

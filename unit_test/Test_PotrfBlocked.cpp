@@ -22,7 +22,9 @@ template <class T>
 void check_factor_of(const Dense& a, const Dense& f, Uplo uplo) {
   for (int j = 0; j < a.n; ++j)
     for (int i = 0; i < a.n; ++i)
-      if (uplo == Uplo::Lower ? i < j : i > j) ASSERT_EQ(f(i, j), kOther) << i << "," << j;
+      if (uplo == Uplo::Lower ? i < j : i > j) {
+        ASSERT_EQ(f(i, j), kOther) << i << "," << j;
+      }
   EXPECT_LT(potrf_ratio<T>(a, factor_of(f, uplo)), 30.0);
 }
 
@@ -194,7 +196,9 @@ TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
       const Dense after = to_host(da);  // A is left as it was
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i)
-          if (uplo == Uplo::Lower ? i >= j : i <= j) ASSERT_EQ(after(i, j), a(i, j));
+          if (uplo == Uplo::Lower ? i >= j : i <= j) {
+            ASSERT_EQ(after(i, j), a(i, j));
+          }
     }
 }
 

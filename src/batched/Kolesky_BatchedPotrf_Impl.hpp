@@ -434,6 +434,11 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
 // A lane that fails continues on a dummy pivot; its info records the failure and its matrix
 // is not trusted.
 #if defined(__GNUC__) && !defined(__CUDACC__)
+// GCC warns (-Wpsabi) that passing these vectors by value would change the ABI without AVX;
+// they only travel between inlined helpers of this translation unit, so the ABI is moot.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define KOLESKY_IMPL_PSABI_PUSHED 1
 // GCC/Clang vector extensions: one C-wide vector per entry. Loads and stores go through
 // memcpy (unaligned moves): an interleaved batch of any count puts an entry's lanes at any
 // offset, and an alignment attribute on a dependent typedef is not reliably honoured.
@@ -457,41 +462,40 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
 #ifdef KOLESKY_IMPL_LANES_VECTOR
   using L = LaneVec<T, C>;
   using V = typename L::type;
-  auto ld = [&](int i, int j) { return L::load(&a(i, j)); };
-  auto st = [&](int i, int j, const V& v) { L::store(&a(i, j), v); };
+  // No lambdas returning vectors here: GCC's -Wpsabi note would land in the caller's file.
   for (int j = 0; j < n; ++j) {
-    V d = ld(j, j);
+    V d = L::load(&a(j, j));
     for (int k = 0; k < j; ++k) {
-      const V x = ld(j, k);
+      const V x = L::load(&a(j, k));
       d -= x * x;
     }
-    V s;
+    V s = d;  // every lane is set below; initialized for -Wmaybe-uninitialized
     for (int l = 0; l < C; ++l) {
       const bool ok = usable_pivot(d[l]);
       inf[l] = (inf[l] == 0 && !ok) ? j + 1 : inf[l];
       s[l] = ok ? kolesky::impl::sqrt(d[l]) : T(1);
     }
-    st(j, j, s);
+    L::store(&a(j, j), s);
     const V inv = T(1) / s;
     int i = j + 1;
     for (; i + 4 <= n; i += 4) {
-      V a0 = ld(i, j), a1 = ld(i + 1, j), a2 = ld(i + 2, j), a3 = ld(i + 3, j);
+      V a0 = L::load(&a(i, j)), a1 = L::load(&a(i + 1, j)), a2 = L::load(&a(i + 2, j)), a3 = L::load(&a(i + 3, j));
       for (int k = 0; k < j; ++k) {
-        const V y = ld(j, k);
-        a0 -= ld(i, k) * y;
-        a1 -= ld(i + 1, k) * y;
-        a2 -= ld(i + 2, k) * y;
-        a3 -= ld(i + 3, k) * y;
+        const V y = L::load(&a(j, k));
+        a0 -= L::load(&a(i, k)) * y;
+        a1 -= L::load(&a(i + 1, k)) * y;
+        a2 -= L::load(&a(i + 2, k)) * y;
+        a3 -= L::load(&a(i + 3, k)) * y;
       }
-      st(i, j, a0 * inv);
-      st(i + 1, j, a1 * inv);
-      st(i + 2, j, a2 * inv);
-      st(i + 3, j, a3 * inv);
+      L::store(&a(i, j), a0 * inv);
+      L::store(&a(i + 1, j), a1 * inv);
+      L::store(&a(i + 2, j), a2 * inv);
+      L::store(&a(i + 3, j), a3 * inv);
     }
     for (; i < n; ++i) {
-      V acc = ld(i, j);
-      for (int k = 0; k < j; ++k) acc -= ld(i, k) * ld(j, k);
-      st(i, j, acc * inv);
+      V acc = L::load(&a(i, j));
+      for (int k = 0; k < j; ++k) acc -= L::load(&a(i, k)) * L::load(&a(j, k));
+      L::store(&a(i, j), acc * inv);
     }
   }
 #else
@@ -544,6 +548,10 @@ void launch_simd_lanes(const Exec& exec, const Uplo uplo, const Batch& a, const 
   }
 }
 
+#ifdef KOLESKY_IMPL_PSABI_PUSHED
+#pragma GCC diagnostic pop
+#undef KOLESKY_IMPL_PSABI_PUSHED
+#endif
 }  // namespace impl
 }  // namespace batched
 }  // namespace kolesky
