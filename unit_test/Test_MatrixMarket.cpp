@@ -533,6 +533,46 @@ TEST(MatrixMarket, MalformedFiles) {
   }
 }
 
+// Inputs found by the fuzzer (unit_test/fuzz, scripts/fuzz.sh).
+TEST(MatrixMarket, FuzzLongTokensAreCutShortInEveryMessage) {
+  const std::string x(300, 'x'), cut = "'" + std::string(40, 'x') + "...'";
+  // The whole reason, exactly: no message may carry a garbage token in full.
+  auto reason = [](const std::string& text) -> std::string {
+    try {
+      parse(text);
+    } catch (const matrix_market_error& e) {
+      return e.reason();
+    }
+    return "no matrix_market_error";
+  };
+  EXPECT_EQ(reason("%%MatrixMarket " + x + " array real general\n"),
+            "unsupported object " + cut + " (only 'matrix')");
+  EXPECT_EQ(reason("%%MatrixMarket matrix " + x + " real general\n"),
+            "unknown format " + cut + " (expected coordinate or array)");
+  EXPECT_EQ(reason("%%MatrixMarket matrix array " + x + " general\n"),
+            "unknown field " + cut + " (expected real, integer or pattern)");
+  EXPECT_EQ(reason("%%MatrixMarket matrix array real " + x + "\n"),
+            "unknown symmetry " + cut + " (expected general, symmetric or skew-symmetric)");
+  EXPECT_EQ(reason("%%MatrixMarket matrix coordinate real general\n2 2 1\n-1" + x + " 1 1\n"),
+            "row index -1" + std::string(38, 'x') + "... out of range [1, 2]");
+  EXPECT_EQ(reason("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 " +
+                   std::string(60, '9') + "\n"),
+            "column index " + std::string(40, '9') + "... out of range [1, 2]");
+}
+
+TEST(MatrixMarket, FuzzEmptyMatrixWithAHugeExtent) {
+  // 0 x 200007890: valid, empty, and no work proportional to the other extent.
+  MatrixMarketHeader h;
+  auto a = parse("%%MatrixMarket matrix array real general\n0 0000000000000200007890\n", &h);
+  EXPECT_EQ(a.extent(0), 0u);
+  EXPECT_EQ(a.extent(1), 200007890u);
+  expect_header(h, "array", "real", "general", 0, 200007890, 0);
+  auto b = parse<float, Kokkos::LayoutRight>(
+      "%%MatrixMarket matrix coordinate pattern general\n2147483647 0 0\n");
+  EXPECT_EQ(b.extent(0), 2147483647u);
+  EXPECT_EQ(b.extent(1), 0u);
+}
+
 TEST(MatrixMarket, HeaderUntouchedOnError) {
   MatrixMarketHeader h;
   h.rows = -7;

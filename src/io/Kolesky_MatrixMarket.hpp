@@ -117,10 +117,12 @@ inline std::string errno_text(int e) {
 }
 
 // Tokens go into messages quoted and cut short, so a garbage line cannot flood them.
-inline std::string quote(const char* b, const char* e) {
+inline std::string cut(const char* b, const char* e) {
   constexpr std::ptrdiff_t max = 40;
-  return "'" + (e - b > max ? std::string(b, b + max) + "..." : std::string(b, e)) + "'";
+  return e - b > max ? std::string(b, b + max) + "..." : std::string(b, e);
 }
+inline std::string quote(const char* b, const char* e) { return "'" + cut(b, e) + "'"; }
+inline std::string quote(const std::string& s) { return quote(s.data(), s.data() + s.size()); }
 
 // Physical lines of the input, with the tokens of the current one. `stream_error`, when
 // given, is set by the stream buffer when the input ended on an error (zlib) rather than
@@ -275,16 +277,16 @@ inline MatrixMarketHeader read_header(Lines& lines, std::size_t elem_size,
     tok[k] = lower(std::string(b, e));
   }
   lines.expect_end("after the banner");
-  if (tok[0] != "matrix") lines.fail("unsupported object '" + tok[0] + "' (only 'matrix')");
+  if (tok[0] != "matrix") lines.fail("unsupported object " + quote(tok[0]) + " (only 'matrix')");
   if (tok[1] != "coordinate" && tok[1] != "array")
-    lines.fail("unknown format '" + tok[1] + "' (expected coordinate or array)");
+    lines.fail("unknown format " + quote(tok[1]) + " (expected coordinate or array)");
   if (tok[2] == "complex" || tok[3] == "hermitian")
     lines.fail("complex matrices are not supported");
   if (tok[2] != "real" && tok[2] != "integer" && tok[2] != "pattern")
-    lines.fail("unknown field '" + tok[2] + "' (expected real, integer or pattern)");
+    lines.fail("unknown field " + quote(tok[2]) + " (expected real, integer or pattern)");
   if (tok[3] != "general" && tok[3] != "symmetric" && tok[3] != "skew-symmetric")
-    lines.fail("unknown symmetry '" + tok[3] +
-               "' (expected general, symmetric or skew-symmetric)");
+    lines.fail("unknown symmetry " + quote(tok[3]) +
+               " (expected general, symmetric or skew-symmetric)");
   if (tok[2] == "pattern" && tok[1] == "array")
     lines.fail("the pattern field needs the coordinate format");
   h.format = tok[1];
@@ -377,7 +379,7 @@ Kokkos::View<T**, Layout, Kokkos::HostSpace> read_body(Lines& lines, MatrixMarke
           if (!neg && !parse_count(b, e, idx[t], too_big))
             lines.fail(std::string(names[t]) + " index " + quote(b, e) + " is not an integer");
           if (neg || too_big || idx[t] < 1 || idx[t] > bound[t])
-            lines.fail(std::string(names[t]) + " index " + std::string(b, e) +
+            lines.fail(std::string(names[t]) + " index " + cut(b, e) +
                        " out of range [1, " + std::to_string(bound[t]) + "]");
         } else {
           v = parse_value<T>(lines, b, e, integer);
