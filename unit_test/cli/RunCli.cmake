@@ -1,0 +1,71 @@
+# Runs one case of the kolesky tool's tests (cmake -P):
+#   -DEXE=<kolesky> -DCASE=<case file> -DWORK=<scratch directory>
+# The case file sets ARGS (the command line), RC (the exact expected exit code), PRE (an
+# optional command run first, which must exit 0), STDOUT / STDERR (regexes that must all
+# match), NOT_STDOUT / NOT_STDERR (regexes that must not), FILE and FILE_REGEX (a file the
+# run leaves in WORK, and regexes its content must match). Commands run in WORK.
+cmake_minimum_required(VERSION 3.18)  # quoted arguments are not variable references
+foreach(v EXE CASE WORK)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "RunCli.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+include(${CASE})
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+function(show what rc out err)
+  message("${what}: exit code ${rc}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")
+endfunction()
+
+if(PRE)
+  execute_process(COMMAND ${EXE} ${PRE} WORKING_DIRECTORY ${WORK}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  show("kolesky ${PRE}" "${rc}" "${out}" "${err}")
+  if(NOT rc STREQUAL "0")
+    message(FATAL_ERROR "FAILED: the preparing command exited with ${rc}, expected 0")
+  endif()
+endif()
+
+execute_process(COMMAND ${EXE} ${ARGS} WORKING_DIRECTORY ${WORK}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+show("kolesky ${ARGS}" "${rc}" "${out}" "${err}")
+
+set(failures)
+if(NOT rc STREQUAL "${RC}")
+  list(APPEND failures "exit code ${rc}, expected ${RC}")
+endif()
+foreach(stream STDOUT STDERR)
+  if(stream STREQUAL "STDOUT")
+    set(text "${out}")
+  else()
+    set(text "${err}")
+  endif()
+  foreach(re IN LISTS ${stream})
+    if(NOT text MATCHES "${re}")
+      list(APPEND failures "${stream} does not match '${re}'")
+    endif()
+  endforeach()
+  foreach(re IN LISTS NOT_${stream})
+    if(text MATCHES "${re}")
+      list(APPEND failures "${stream} matches '${re}', which it must not")
+    endif()
+  endforeach()
+endforeach()
+if(FILE)
+  if(NOT EXISTS ${WORK}/${FILE})
+    list(APPEND failures "${FILE} was not written")
+  else()
+    file(READ ${WORK}/${FILE} content)
+    foreach(re IN LISTS FILE_REGEX)
+      if(NOT content MATCHES "${re}")
+        list(APPEND failures "${FILE} does not match '${re}'\n--- ${FILE} ---\n${content}")
+      endif()
+    endforeach()
+  endif()
+endif()
+if(failures)
+  string(REPLACE ";" "\n  " failures "${failures}")
+  message(FATAL_ERROR "FAILED:\n  ${failures}")
+endif()
+message("passed")
