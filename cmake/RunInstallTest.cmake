@@ -1,5 +1,6 @@
 # ctest driver: install Kolesky into the build tree, then build and run two consumers against
-# the installed package only (test_install/ and example/01_quickstart).
+# the installed package only (test_install/ and every example/NN_name; the examples run as
+# their own ctest tests in the build tree).
 foreach(v SRC BIN PREFIX_PATH)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "RunInstallTest.cmake needs -D${v}=...")
@@ -14,7 +15,9 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${BIN} --prefix ${inst})
-foreach(proj test_install example/01_quickstart)
+file(GLOB examples RELATIVE ${SRC} ${SRC}/example/[0-9][0-9]_*)
+list(SORT examples)
+foreach(proj test_install ${examples})
   string(MAKE_C_IDENTIFIER ${proj} id)
   set(b ${BIN}/install_test/${id})
   run(${CMAKE_COMMAND} -S ${SRC}/${proj} -B ${b} -DCMAKE_BUILD_TYPE=Release
