@@ -31,6 +31,19 @@ void break_if_asked(const View& a) {
   Kokkos::deep_copy(a, h);
 }
 
+// The same for a batch in any layout: its first stored element is matrix 0's (0, 0).
+template <class View>
+void break_first_if_asked(const View& data) {
+  const char* e = std::getenv("KOLESKY_PERF_BREAK");
+  if (e == nullptr || *e == '\0' || *e == '0' || data.size() == 0) return;
+  using T = typename View::non_const_value_type;
+  Kokkos::View<T, typename View::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> first(data.data());
+  T h = 0;
+  Kokkos::deep_copy(h, first);
+  h += 1 + 2 * (h < 0 ? -h : h);
+  Kokkos::deep_copy(first, h);
+}
+
 template <class Exec>
 void add_context(const char* git_hash) {
   benchmark::AddCustomContext("kolesky_version", KOLESKY_VERSION);
@@ -38,6 +51,35 @@ void add_context(const char* git_hash) {
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
   benchmark::AddCustomContext("execution_space", Exec::name());
   benchmark::AddCustomContext("concurrency", std::to_string(Exec().concurrency()));
+  // The Kokkos configuration the numbers belong to: backends, and the vendor libraries used.
+  std::string backends;
+#ifdef KOKKOS_ENABLE_SERIAL
+  backends += "Serial ";
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  backends += "OpenMP ";
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  backends += "Cuda ";
+#endif
+  benchmark::AddCustomContext("kokkos_backends", backends);
+  std::string tpls;
+#ifdef KOLESKY_HAVE_BLAS
+  tpls += "BLAS ";
+#endif
+#ifdef KOLESKY_HAVE_CUBLAS
+  tpls += "cuBLAS ";
+#endif
+#ifdef KOLESKY_HAVE_LAPACK
+  tpls += "LAPACK ";
+#endif
+#ifdef KOLESKY_HAVE_CUSOLVER
+  tpls += "cuSOLVER ";
+#endif
+#ifdef KOLESKY_HAVE_KOKKOSKERNELS
+  tpls += "KokkosKernels ";
+#endif
+  benchmark::AddCustomContext("kolesky_tpls", tpls);
 #ifdef KOKKOS_ENABLE_CUDA
   cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) benchmark::AddCustomContext("device", p.name);

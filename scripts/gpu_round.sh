@@ -5,6 +5,7 @@
 #                                  # CUDA binaries, stage them in .gpu/ (git-ignored)
 #   scripts/gpu_round.sh run       # on the GPU machine, from the repo root, with .gpu carried:
 #                                  # unit tests, compute-sanitizer, perf, a short table
+#   scripts/gpu_round.sh sweep     # on the GPU machine: the report's sweep (scripts/sweep.py --gpu)
 #
 # With the device tool: run(command="bash scripts/gpu_round.sh run", carry=[".gpu"]).
 # Logs and JSON land in $OUT (when set) or .gpu/out. KOLESKY_SKIP="perf_dense tune ..." leaves
@@ -22,17 +23,31 @@ build)
   b=$here/build-cuda
   cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$deps/cuda" \
     -DCMAKE_CXX_COMPILER="$deps/cuda/bin/nvcc_wrapper" -DKolesky_ENABLE_HEADER_CHECK=OFF >/dev/null
-  targets=(kolesky_unit_cuda kolesky_perf_dense kolesky_perf_lu kolesky_perf_batched kolesky_tune_batched 01_quickstart)
+  # KOLESKY_TARGETS="..." builds and stages only those (e.g. the perf binaries for a sweep).
+  read -r -a targets <<<"${KOLESKY_TARGETS:-kolesky_unit_cuda kolesky_perf_dense kolesky_perf_lu kolesky_perf_batched kolesky_tune_batched}"
+  if [ -z "${KOLESKY_TARGETS:-}" ]; then
+    # Targets that exist in this tree (the accuracy tests, the examples, the command-line tool).
+    avail=$(cmake --build "$b" --target help | awk '{print $2}')
+    for t in kolesky_accuracy_cuda kolesky_cli 01_quickstart 02_batched_layouts 03_interior_point_lp \
+             04_batched_gaussian_process 05_lu_from_matrix_market; do
+      grep -qx "$t" <<<"$avail" && targets+=("$t")
+    done
+  fi
   cmake --build "$b" -j "$(nproc)" --target "${targets[@]}"
   rm -rf "$stage"; mkdir -p "$stage"
-  cp "$b/unit_test/kolesky_unit_cuda" "$b/perf_test/kolesky_perf_dense" "$b/perf_test/kolesky_perf_lu" \
-     "$b/perf_test/kolesky_perf_batched" \
-     "$b/perf_test/kolesky_tune_batched" \
-     "$b/example/01_quickstart/01_quickstart" "$stage/"
+  for t in "${targets[@]}"; do
+    case $t in
+      kolesky_unit_cuda|kolesky_accuracy_cuda) cp "$b/unit_test/$t" "$stage/" ;;
+      kolesky_perf_*|kolesky_tune_batched) cp "$b/perf_test/$t" "$stage/" ;;
+      kolesky_cli) cp "$b/src/cli/kolesky" "$stage/" ;;
+      *) cp "$b/example/$t/$t" "$stage/" ;;
+    esac
+  done
   strip "$stage"/* 2>/dev/null || true
   # Shared libraries the GPU machine's image lacks (it has CUDA and the C/C++ runtimes).
   mkdir -p "$stage/lib"
-  for f in "$stage"/*; do [ -f "$f" ] && ldd "$f"; done | awk '/libbenchmark/ {print $3}' \
+  for f in "$stage"/*; do [ -f "$f" ] || continue; ldd "$f"; done | awk '$3 ~ /^\// {print $3}' \
+    | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libgomp|libpthread|libdl|librt|ld-linux[^/]*|libcu[a-zA-Z]*|libnv[a-zA-Z]*)\.so' \
     | sort -u | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
   # Reference 004's matrices for the LU experiment, when the shared data are there.
   if [ -d "$here/../shared/matrices" ]; then
@@ -61,8 +76,22 @@ run)
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
   step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*DevicePotrf/1.TeamCrout*:*Batched/0.StridedLayoutLeft*:*Batched/1.LayoutConversionsTiles*:*PotrfBlocked/1.SeedSchemes*:*PotrfBlocked/0.NonUnitStrides*:*Lu/0.CroutHandWorked*:*Lu/1.GetrfSingular*:*Lu/1.CroutIterativeReports*'
   step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter='*HandWorked*:*BlockedBlockSizes*:*Batched/1.StridedLayoutLeft*:*PotrfBlocked/1.SeedSchemes*:*Lu/0.CroutHandWorked*:*Lu/1.GetrfSingular*'
+  [ -x "$stage/kolesky_accuracy_cuda" ] && step accuracy_cuda "$stage/kolesky_accuracy_cuda"
+  [ -f "$out/accuracy_cuda.log" ] && grep -E '^\[  (PASSED|FAILED) |max ratio' "$out/accuracy_cuda.log" | head -40
   step quickstart "$stage/01_quickstart" 4000
   [ -f "$out/quickstart.log" ] && tail -4 "$out/quickstart.log"
+  for ex in 02_batched_layouts 04_batched_gaussian_process 05_lu_from_matrix_market; do
+    [ -x "$stage/$ex" ] && step "$ex" "$stage/$ex"
+  done
+  # The LP example at a normal-equation order of several thousand (KOLESKY_LP_ARGS).
+  [ -x "$stage/03_interior_point_lp" ] && step lp "$stage/03_interior_point_lp" ${KOLESKY_LP_ARGS:-}
+  [ -f "$out/lp.log" ] && tail -12 "$out/lp.log"
+  if [ -x "$stage/kolesky" ] && [ -d "$stage/mm" ]; then
+    step cli_factor "$stage/kolesky" factor "$stage/mm/bcsstk03.mtx" --backend cuda
+    step cli_lu "$stage/kolesky" factor "$stage/mm/orsirr_1.mtx" --lu --backend cuda
+    step cli_bench "$stage/kolesky" bench --n 4096 --backend cuda
+    step cli_bench_batched "$stage/kolesky" bench --n 32 --batch 65536 --backend cuda
+  fi
   step perf_dense "$stage/kolesky_perf_dense" ${KOLESKY_PERF_ARGS:---n=250,500,1000,2048,4096,8192,16384,32768} \
     --benchmark_min_time=0.2 --benchmark_out="$out/perf_dense.json" --benchmark_out_format=json
   [ -f "$out/perf_dense.json" ] && { python3 "$here/scripts/perf_table.py" "$out/perf_dense.json" || status=1; }
@@ -77,6 +106,21 @@ run)
     --benchmark_out="$out/perf_batched.json" --benchmark_out_format=json
   [ -f "$out/perf_batched.json" ] && { python3 "$here/scripts/perf_table.py" --batched "$out/perf_batched.json" || status=1; }
   exit $status
+  ;;
+sweep)
+  # The report's H100 data: the GPU grids of scripts/sweep.py (every result checked), into
+  # docs/data/report/h100 here and $OUT there (copy it back, then run scripts/report.py).
+  out=${OUT:-$stage/out}; mkdir -p "$out"
+  export LD_LIBRARY_PATH=$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  mm=(); [ -d "$stage/mm" ] && mm=(--mm .gpu/mm)
+  rc=0
+  python3 scripts/sweep.py --gpu --bin .gpu "${mm[@]}" --report h100 ${KOLESKY_SWEEP_ARGS:-} || rc=$?
+  # Example 03 at a normal-matrix order of 4865, checked against GLPK: the report's LP section.
+  if [ -x "$stage/03_interior_point_lp" ]; then
+    "$stage/03_interior_point_lp" --nx 16 --ny 16 --nz 5 --check-glpk >docs/data/report/h100/lp.log 2>&1 || rc=1
+  fi
+  mkdir -p "$out/h100" && cp -r docs/data/report/h100/. "$out/h100/"
+  exit $rc
   ;;
 *)
   sed -n '2,12p' "$0"; exit 2 ;;

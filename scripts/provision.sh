@@ -18,7 +18,8 @@ log() { printf '[provision] %s\n' "$*" >&2; }
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. Debian packages (only what is missing).
-pkgs=(g++ cmake make patch xz-utils dpkg-dev libopenblas-dev liblapack-dev libgtest-dev libbenchmark-dev zlib1g-dev)
+pkgs=(g++ cmake make patch xz-utils dpkg-dev libopenblas-dev liblapack-dev libgtest-dev libbenchmark-dev zlib1g-dev
+      python3-matplotlib libcli11-dev libglpk-dev glpk-utils clang libfuzzer-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -68,7 +69,11 @@ extract_trilinos() {
   rm -rf "$src"; mv "$src.tmp" "$src"
 }
 shopt -s nullglob
-src_stamp_want=$(cat "$0" "$here"/cmake/patches/*.patch | sha256sum | cut -c1-16)
+# Rebuild when the patches or the build recipe change (bump kokkos_recipe when editing steps 2-3),
+# not when the package list above changes.
+kokkos_recipe=2
+src_stamp_want=$( (echo "$trilinos_version recipe $kokkos_recipe"; cat "$here"/cmake/patches/*.patch) \
+  | sha256sum | cut -c1-16)
 if [ "$(cat "$src/.stamp" 2>/dev/null)" != "$src_stamp_want" ]; then
   origs=("$deps"/download/trilinos_*.orig.tar.*)
   [ ${#origs[@]} -gt 0 ] || fetch_trilinos

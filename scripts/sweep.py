@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark sweep: Kolesky's perf binaries over the size grids, every result checked.
 
-    scripts/sweep.py [--build DIR] [--out DIR] [--quick] [--gpu] [--only dense,lu,batched]
+    scripts/sweep.py [--build DIR | --bin DIR] [--out DIR] [--quick] [--gpu]
+                     [--only dense,lu,batched,threads] [--mm DIR] [--report NAME]
 
 Runs kolesky_perf_dense, kolesky_perf_lu and kolesky_perf_batched from DIR/perf_test (each
 runs Kolesky and its baselines in one process and checks every result after timing), writes
@@ -10,6 +11,16 @@ their Google Benchmark JSON to OUT/<suite>.json and one CSV of all of them to OU
 2^20); the default grids are the 2-core host's. Exit status 1 when any benchmark reported an
 error (a wrong result, a failed factorization, a crash): a fast wrong kernel never gets into a
 table.
+
+threads (host builds): the dense potrf sweep of reference 002 at OMP_NUM_THREADS = 1 .. cores
+(OpenBLAS gets the same count), one JSON per count in OUT/threads/; the report turns it into
+speedup t(1)/t(p) and efficiency speedup/p. --mm DIR adds reference 004's per-matrix LU runs
+(Matrix Market files in DIR). --report NAME writes to docs/data/report/NAME and then runs
+scripts/report.py, which regenerates docs/performance.md and docs/img/ from every backend's
+data there: the one command behind the report, per backend:
+
+    python3 scripts/sweep.py --report openmp                               # 2-core host
+    python3 scripts/sweep.py --gpu --bin .gpu --mm .gpu/mm --report h100   # H100 (device round)
 """
 import argparse
 import csv
@@ -20,41 +31,62 @@ import subprocess
 import sys
 
 HOST = {
-    "dense": ["--n=32,128,250,500,1000,1024,2000,2048,2500,4000,4096"],
+    "dense": ["--n=32,128,250,500,1000,1024,2000,2048,2500,4000,4096",
+              "--solve-n=128,500,1000,2048,4096", "--nrhs=1,100"],
     "lu": ["--n=250,500,1000,2000,2048,4096"],
-    "batched": ["--n=2,4,8,16,20,32,40,64,100,128", "--batch=1024,16384,131072"],
+    "batched": ["--n=2,4,8,16,20,32,40,64,100,128", "--batch=1024,16384,131072,1048576"],
+    "threads": ["--n=250,500,1000,2000,4000", "--nrhs=0"],
 }
 GPU = {
-    "dense": ["--n=32,128,250,500,1000,1024,2000,2048,2500,4000,4096,5000,7500,8192,16384,32768"],
+    "dense": ["--n=32,128,250,500,1000,1024,2000,2048,2500,4000,4096,5000,7500,8192,16384,32768",
+              "--solve-n=128,1000,4096,16384", "--nrhs=1,100"],
     "lu": ["--n=1000,2048,4096,8192,16384"],
     "batched": ["--n=2,4,8,16,20,32,40,64,100,128", "--batch=1024,16384,131072,1048576"],
 }
-BINARY = {"dense": "kolesky_perf_dense", "lu": "kolesky_perf_lu", "batched": "kolesky_perf_batched"}
+QUICK = {"threads": ["--quick", "--nrhs=0"]}
+BINARY = {"dense": "kolesky_perf_dense", "lu": "kolesky_perf_lu", "batched": "kolesky_perf_batched",
+          "threads": "kolesky_perf_dense"}
 
 
-def run_suite(suite, build, out, quick, gpu):
-    exe = os.path.join(build, "perf_test", BINARY[suite])
+def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None):
+    exe = os.path.join(bindir, BINARY[suite])
     if not os.path.exists(exe):
         print(f"sweep: {exe} is missing (build the perf tests first)", file=sys.stderr)
         return None, [f"{suite}: binary missing"]
-    args = ["--quick", "--benchmark_min_time=0.01"] if quick else (GPU if gpu else HOST)[suite] + [
-        "--benchmark_min_time=0.2"]
-    js = os.path.join(out, f"{suite}.json")
+    if quick:
+        args = QUICK.get(suite, ["--quick"]) + ["--benchmark_min_time=0.01"]
+    else:
+        # Hundreds of batched points: a shorter minimum keeps the sweep within minutes.
+        args = (GPU if gpu else HOST)[suite] + [f"--benchmark_min_time={0.1 if suite == 'batched' else 0.2}"]
+    if suite == "lu" and mm:
+        args.append(f"--mm={mm}")
+    label = label or suite
+    js = os.path.join(out, f"{label}.json")
     cmd = [exe] + args + [f"--benchmark_out={js}", "--benchmark_out_format=json"]
-    print("sweep:", " ".join(cmd), flush=True)
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "false"))
+    if threads:
+        # Kolesky (Kokkos OpenMP) and the OpenBLAS baseline get the same thread count.
+        env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    print("sweep:", f"OMP_NUM_THREADS={threads}" if threads else "", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
     errors = [] if r.returncode == 0 else [f"{suite}: exit status {r.returncode}"]
     if not os.path.exists(js):
         return None, errors + [f"{suite}: no JSON written"]
     data = json.load(open(js))
     for b in data.get("benchmarks", []):
-        if b.get("error_occurred"):
+        if b.get("error_occurred") and not is_outcome(b):
             errors.append(f'{suite}: {b["name"]}: {b.get("error_message", "error")}')
     return data, errors
 
 
-def rows_of(suite, data):
+def is_outcome(b):
+    """Reference 004's per-matrix runs report a method failing on a matrix (a zero leading
+    minor, no convergence) as that matrix's result; a wrong factor is still an error."""
+    msg = b.get("error_message", "")
+    return b["name"].startswith("mm/") and (msg.startswith("info =") or msg.startswith("did not converge"))
+
+
+def rows_of(suite, data, threads=""):
     ctx = data.get("context", {})
     for b in data.get("benchmarks", []):
         m = re.match(r"(.+?)<(\w+)>", b["name"])
@@ -62,6 +94,7 @@ def rows_of(suite, data):
         unit = {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}.get(b.get("time_unit", "ms"), 1)
         yield {
             "suite": suite,
+            "threads": threads,
             "device": ctx.get("device", ctx.get("execution_space", "")),
             "execution_space": ctx.get("execution_space", ""),
             "git": ctx.get("kolesky_git", ""),
@@ -71,6 +104,7 @@ def rows_of(suite, data):
             "scalar": scalar,
             "n": int(b.get("n", 0)),
             "batch": int(b.get("batch", 0)),
+            "nrhs": int(b.get("nrhs", 0)),
             "time_ms": b.get("real_time", 0) * unit if not b.get("error_occurred") else "",
             "gflops": b.get("GFLOP/s", "") and b["GFLOP/s"] / (1e9 if b["GFLOP/s"] > 1e7 else 1),
             "gbs": b.get("GB/s", "") and b["GB/s"] / (1e9 if b["GB/s"] > 1e7 else 1),
@@ -79,18 +113,64 @@ def rows_of(suite, data):
         }
 
 
+def write_meta(a):
+    """What the report says about the run: the command (paths as given) and the CPU."""
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    git = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    # The report names the whole sweep's command; a run split with --only merges its parts.
+    args, skip = [], False
+    for x in sys.argv[1:]:
+        if skip or x.startswith("--only"):
+            skip = x == "--only"
+            continue
+        args.append(x)
+    path = os.path.join(a.out, "meta.json")
+    meta = json.load(open(path)) if a.only and os.path.exists(path) else {}
+    meta.update({"command": "python3 scripts/sweep.py " + " ".join(args), "gpu": a.gpu, "cpu": cpu})
+    if git:
+        meta["git"] = git
+    json.dump(meta, open(path, "w"), indent=1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+    repo = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    p.add_argument("--build", default=os.path.join(repo, "build"))
+    p.add_argument("--bin", help="directory holding the perf binaries (default BUILD/perf_test)")
     p.add_argument("--out", default="sweep-out")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--gpu", action="store_true")
-    p.add_argument("--only", default="dense,lu,batched")
+    p.add_argument("--only", help="suites (default: dense,lu,batched, plus threads on a host)")
+    p.add_argument("--mm", help="Matrix Market directory for the per-matrix LU runs")
+    p.add_argument("--report", metavar="NAME", help="write docs/data/report/NAME, then regenerate the report")
     a = p.parse_args()
+    if a.report:
+        a.out = os.path.join(repo, "docs", "data", "report", a.report)
+    bindir = a.bin or os.path.join(a.build, "perf_test")
+    suites = (a.only or ("dense,lu,batched" if a.gpu else "dense,lu,batched,threads")).split(",")
     os.makedirs(a.out, exist_ok=True)
+    if a.report:
+        write_meta(a)
     rows, errors = [], []
-    for suite in a.only.split(","):
-        data, errs = run_suite(suite, a.build, a.out, a.quick, a.gpu)
+    for suite in suites:
+        if suite == "threads":
+            tdir = os.path.join(a.out, "threads")
+            os.makedirs(tdir, exist_ok=True)
+            for t in range(1, (os.cpu_count() or 1) + 1):
+                data, errs = run_suite(suite, bindir, tdir, a.quick, a.gpu, threads=t, label=f"p{t}")
+                errors += errs
+                if data:
+                    rows += list(rows_of(suite, data, t))
+            continue
+        data, errs = run_suite(suite, bindir, a.out, a.quick, a.gpu, mm=a.mm)
         errors += errs
         if data:
             rows += list(rows_of(suite, data))
@@ -102,7 +182,11 @@ def main():
     print(f"sweep: {len(rows)} results in {a.out}/sweep.csv")
     for e in errors:
         print("sweep: FAILED", e, file=sys.stderr)
-    return 1 if errors or not rows else 0
+    if errors or not rows:
+        return 1
+    if a.report:
+        return subprocess.call([sys.executable, os.path.join(repo, "scripts", "report.py")])
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
 // Kernels' batched LU (KokkosBatched::SerialLU and TeamLU: Kokkos Kernels has no batched
 // Cholesky).
 //
-//   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N[,N...]] [--quick] [--kernels] [bm flags]
+//   kolesky_perf_batched [--n=4,8,16,32,64,128] [--batch=N[,N...]] [--quick] [--kernels]
+//                        [--max-gib=G] [bm flags]
 //
 // Each benchmark takes (n, batch) arguments; batch 0 means the default count below. A list
-// of batches sweeps the batch size (time per matrix should stay flat).
+// of batches sweeps the batch size (time per matrix should stay flat); (n, batch) points
+// whose one copy of the batch exceeds --max-gib (host 1, GPU 8) are left out.
 //
 // GB/s counts each matrix read once and written once (2 n^2 s bytes), as anchors.md does.
 // Every benchmark checks a sample of its factors after timing.
@@ -123,6 +125,7 @@ void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
     Exec().fence();
     st.SetIterationTime(t.seconds());
   }
+  kolesky::perf::break_first_if_asked(a.data);
   if (verify(st, check_sample(a0, a), count_bad(info))) counters(st, n, batch, sizeof(T));
 }
 
@@ -141,6 +144,23 @@ void convert_strided_to_interleaved(benchmark::State& st) {
     st.SetIterationTime(t.seconds());
   }
   counters(st, n, batch, sizeof(T));
+}
+
+// The copy roofline measured in the same run: one read and one write of the same bytes.
+template <class T>
+void copy_roofline(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> s("S", batch, n, n), d("D", batch, n, n);
+  fill_spd(s);
+  for (auto _ : st) {
+    Exec().fence();
+    Kokkos::Timer t;
+    Kokkos::deep_copy(Exec(), d.data, s.data);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  counters(st, n, batch, sizeof(T));
+  st.counters["GFLOP/s"] = 0;
 }
 
 // KokkosBatched::SerialLU (a thread per matrix) or TeamLU (a team per matrix): Kokkos
@@ -255,12 +275,13 @@ void cusolver_batched(benchmark::State& st) {
 
 template <class T>
 void register_all(const std::string& tn, const std::vector<int>& sizes,
-                  const std::vector<int>& batches, bool kernels) {
+                  const std::vector<int>& batches, bool kernels, double max_bytes) {
   using namespace kolesky::batched;
   auto reg = [&](const std::string& name, auto fn) {
     auto* b = benchmark::RegisterBenchmark((name + "<" + tn + ">").c_str(), fn);
     for (int n : sizes)
-      for (int bt : batches) b->Args({n, bt});
+      for (int bt : batches)  // points whose batch would not fit (a few copies are made) are left out
+        if (double(bt) * n * n * sizeof(T) <= max_bytes) b->Args({n, bt});
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   };
   using S = StridedBatch<T, Kokkos::LayoutRight, Mem>;
@@ -276,6 +297,7 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
       reg("kolesky_batched/interleaved/" + kn, [k](benchmark::State& s) { kolesky_batched<I>(s, k); });
     }
   }
+  reg("copy_roofline", [](benchmark::State& s) { copy_roofline<T>(s); });
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
   reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_lu<T, false>(s); });
   reg("kokkoskernels_team_lu", [](benchmark::State& s) { kk_lu<T, true>(s); });
@@ -294,6 +316,8 @@ int main(int argc, char** argv) {
   std::string sizes = "4,8,16,32,64,128";
   std::string batches = "0";
   bool kernels = false;
+  // One batch buffer's largest size: the benchmarks hold two to four copies of it.
+  double max_bytes = kHost ? double(1 << 30) : 8.0 * (1 << 30);
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
@@ -303,7 +327,9 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--quick") == 0) {
       sizes = "4,17";
       batches = "300";
-    } else if (std::strcmp(argv[i], "--kernels") == 0)
+    } else if (std::strncmp(argv[i], "--max-gib=", 10) == 0)
+      max_bytes = std::atof(argv[i] + 10) * (1 << 30);
+    else if (std::strcmp(argv[i], "--kernels") == 0)
       kernels = true;
     else
       rest.push_back(argv[i]);
@@ -312,8 +338,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&rargc, rest.data());
   kolesky::perf::add_context<Exec>(KOLESKY_GIT_HASH);
   const auto ns = kolesky::perf::parse_ints(sizes), bs = kolesky::perf::parse_ints(batches);
-  register_all<float>("float", ns, bs, kernels);
-  register_all<double>("double", ns, bs, kernels);
+  register_all<float>("float", ns, bs, kernels, max_bytes);
+  register_all<double>("double", ns, bs, kernels, max_bytes);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

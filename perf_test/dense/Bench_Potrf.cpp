@@ -1,8 +1,11 @@
 // Dense Cholesky of one matrix: Kolesky's variants against LAPACK (host), cuSOLVER (CUDA) and
 // a Kokkos Kernels composition, all in one process on the same matrices.
 //
-//   kolesky_perf_dense [--n=250,500,...] [--quick] [--algos] [--nb=256,512] [benchmark flags]
+//   kolesky_perf_dense [--n=250,500,...] [--quick] [--algos] [--nb=256,512] [--nrhs=1,100]
+//                      [--solve-n=...] [benchmark flags]
 //
+// potrs (solve with a factor made once) and posv (factor and solve) run for each nrhs of
+// --nrhs on the sizes of --solve-n (default: --n's); --nrhs=0 leaves them out.
 // --algos adds every variant (blocked forms with native and vendor level-3 steps, each panel
 // width of --nb, with and without lookahead; the seed schemes; the one-team kernels).
 //
@@ -19,6 +22,8 @@
 #include <Kolesky_KokkosKernelsPotrf.hpp>
 #include <Kolesky_Lapack.hpp>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -174,6 +179,182 @@ void cusolver_potrf(benchmark::State& state) {
 }
 #endif
 
+// Solves with nrhs right-hand sides: potrs alone (the factor made once, untimed) or posv
+// (factor and solve timed together), by Kolesky and by each baseline on the same A and B.
+enum class Solver { Kolesky, KokkosKernels, Lapack, Cusolver };
+
+// X(i, j) = 1 + (i + j) % 7 and B0 = A0 X. (Free functions: nvcc takes no device lambdas in
+// constructors.)
+template <class T>
+void make_rhs(const Matrix<T>& a0, const Matrix<T>& x, const Matrix<T>& b0) {
+  const int n = int(a0.extent(0)), nrhs = int(x.extent(1));
+  Kokkos::parallel_for(
+      "rhs", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {n, nrhs}),
+      KOKKOS_LAMBDA(int i, int j) {
+        x(i, j) = T(1 + (i + j) % 7);
+        T s = 0;
+        for (int k = 0; k < n; ++k) s += a0(i, k) * T(1 + (k + j) % 7);
+        b0(i, j) = s;
+      });
+  Kokkos::fence();
+}
+
+// max |B - X| / max |X|.
+template <class T>
+double solution_error(const Matrix<T>& b, const Matrix<T>& x) {
+  const int n = int(b.extent(0)), m = int(b.extent(1));
+  double e = 0;
+  Kokkos::parallel_reduce(
+      "err", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {n, m}),
+      KOKKOS_LAMBDA(int i, int j, double& r) {
+        const double d = double(b(i, j)) - double(x(i, j));
+        const double ad = d < 0 ? -d : d;
+        r = ad > r ? ad : r;
+      },
+      Kokkos::Max<double>(e));
+  return e / 7.0;
+}
+
+template <class T>
+struct SolveProblem {
+  Matrix<T> a0, a, x, b0, b;
+  SolveProblem(int n, int nrhs)
+      : a0(make_spd<T>(n)), a("A", n, n), x("X", n, nrhs), b0("B0", n, nrhs), b("B", n, nrhs) {
+    make_rhs(a0, x, b0);
+  }
+  double error() const { return solution_error(b, x); }
+};
+
+template <class T>
+void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
+  const int n = int(state.range(0)), nrhs = int(state.range(1));
+  SolveProblem<T> p(n, nrhs);
+  int info = 0;
+  std::function<void()> factor, solve;
+  auto ha = Kokkos::create_mirror_view(Kokkos::HostSpace(), p.a);
+  auto hb = Kokkos::create_mirror_view(Kokkos::HostSpace(), p.b);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.a0);
+  auto hb0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b0);
+#ifdef KOLESKY_HAVE_CUSOLVER
+  std::unique_ptr<kolesky::baselines::CusolverPotrf<T>> cs;
+#endif
+  switch (who) {
+    case Solver::Kolesky:
+      factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
+      solve = [&] { kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b); };
+      break;
+    case Solver::KokkosKernels:
+#ifdef KOLESKY_HAVE_KOKKOSKERNELS
+      factor = [&] { info = kolesky::baselines::kk_blocked_potrf(Exec(), p.a); };
+      solve = [&] {
+        KokkosBlas::trsm("L", "L", "N", "N", T(1), p.a, p.b);
+        KokkosBlas::trsm("L", "L", "T", "N", T(1), p.a, p.b);
+        Exec().fence();
+      };
+#endif
+      break;
+    case Solver::Lapack:
+#ifdef KOLESKY_HAVE_LAPACK
+      // Host memory throughout (this baseline only runs where the host can reach the Views).
+      factor = [&] { info = kolesky::baselines::lapack_potrf(kolesky::Uplo::Lower, n, ha.data(), n); };
+      solve = [&] {
+        kolesky::baselines::lapack_potrs(kolesky::Uplo::Lower, n, nrhs, ha.data(), n, hb.data(), n);
+      };
+#endif
+      break;
+    case Solver::Cusolver:
+#ifdef KOLESKY_HAVE_CUSOLVER
+      cs = std::make_unique<kolesky::baselines::CusolverPotrf<T>>(Exec(), kolesky::Uplo::Lower, n,
+                                                                  p.a.data(), n);
+      factor = [&] {
+        cs->run(p.a.data());
+        Exec().fence();
+      };
+      solve = [&] {
+        cs->solve(p.a.data(), p.b.data(), nrhs, n);
+        Exec().fence();
+      };
+#endif
+      break;
+  }
+  const bool host_copy = who == Solver::Lapack;
+  auto reset_a = [&] {
+    if (host_copy) std::memcpy(ha.data(), h0.data(), sizeof(T) * ha.size());
+    else Kokkos::deep_copy(p.a, p.a0);
+  };
+  auto reset_b = [&] {
+    if (host_copy) std::memcpy(hb.data(), hb0.data(), sizeof(T) * hb.size());
+    else Kokkos::deep_copy(p.b, p.b0);
+  };
+  reset_a();
+  reset_b();
+  factor();  // untimed first calls: handles, workspaces, lazily loaded kernels
+  solve();
+  if (!with_factor) {
+    reset_a();
+    factor();
+  }
+  for (auto _ : state) {
+    if (with_factor) reset_a();
+    reset_b();
+    Exec().fence();
+    Kokkos::Timer t;
+    if (with_factor) factor();
+    solve();
+    state.SetIterationTime(t.seconds());
+  }
+  if (host_copy) Kokkos::deep_copy(p.b, hb);
+  kolesky::perf::break_if_asked(p.b);
+  if (info != 0) {
+    state.SkipWithError(("info = " + std::to_string(info)).c_str());
+    return;
+  }
+  const double err = p.error();
+  state.counters["err"] = err;
+  if (!(err < (std::is_same<T, float>::value ? 1e-3 : 1e-10))) {
+    state.SkipWithError(("wrong result: relative error " + std::to_string(err)).c_str());
+    return;
+  }
+  const double nn = double(n);
+  const double flops = 2 * nn * nn * nrhs + (with_factor ? nn * nn * nn / 3 : 0);
+  // The triangle read twice (once per triangular solve) and B read and written twice, plus
+  // one triangle read and written by the factorization.
+  const double bytes = (nn * (nn + 1) + 4 * nn * nrhs + (with_factor ? nn * (nn + 1) : 0)) * sizeof(T);
+  state.counters["n"] = n;
+  state.counters["nrhs"] = nrhs;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class T>
+void register_solves(const std::string& tname, const std::vector<int>& sizes,
+                     const std::vector<int>& nrhs) {
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  std::vector<std::pair<std::string, Solver>> who = {{"kolesky", Solver::Kolesky}};
+#ifdef KOLESKY_HAVE_KOKKOSKERNELS
+  who.push_back({"kokkoskernels", Solver::KokkosKernels});
+#endif
+#ifdef KOLESKY_HAVE_LAPACK
+  if (host) who.push_back({"lapack", Solver::Lapack});
+#endif
+#ifdef KOLESKY_HAVE_CUSOLVER
+  who.push_back({"cusolver", Solver::Cusolver});
+#endif
+  (void)host;
+  for (bool with_factor : {false, true})
+    for (const auto& w : who) {
+      const Solver s = w.second;
+      const std::string name = w.first + (with_factor ? "_posv<" : "_potrs<") + tname + ">";
+      auto* b = benchmark::RegisterBenchmark(
+          name.c_str(), [s, with_factor](benchmark::State& st) { solve_bench<T>(st, s, with_factor); });
+      for (int n : sizes)
+        for (int r : nrhs) b->Args({n, r});
+      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
+}
+
 template <class T>
 void register_all(const std::string& tname, const std::vector<int>& sizes, bool all_algos,
                   const std::vector<int>& nbs) {
@@ -254,12 +435,17 @@ int main(int argc, char** argv) {
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
   bool all_algos = false;
   std::string nbs = host ? "128,256" : "256,512,1024";
+  std::string nrhs = "1,100", solve_sizes;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
       sizes = argv[i] + 4;
     else if (std::strcmp(argv[i], "--quick") == 0)
-      sizes = "64,200";
+      sizes = "64,200", nrhs = "1,8";
+    else if (std::strncmp(argv[i], "--nrhs=", 7) == 0)
+      nrhs = argv[i] + 7;
+    else if (std::strncmp(argv[i], "--solve-n=", 10) == 0)
+      solve_sizes = argv[i] + 10;
     else if (std::strncmp(argv[i], "--nb=", 5) == 0)
       nbs = argv[i] + 5;
     else if (std::strcmp(argv[i], "--algos") == 0)
@@ -273,6 +459,13 @@ int main(int argc, char** argv) {
   const auto nbv = kolesky::perf::parse_ints(nbs);
   register_all<double>("double", kolesky::perf::parse_ints(sizes), all_algos, nbv);
   register_all<float>("float", kolesky::perf::parse_ints(sizes), all_algos, nbv);
+  // Solves on the same sizes unless --solve-n names others; --nrhs=0 leaves them out.
+  const auto sn = kolesky::perf::parse_ints(solve_sizes.empty() ? sizes : solve_sizes);
+  const auto rv = kolesky::perf::parse_ints(nrhs);
+  if (!rv.empty() && rv[0] > 0) {
+    register_solves<double>("double", sn, rv);
+    register_solves<float>("float", sn, rv);
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -49,6 +49,13 @@ class CusolverPotrf {
                                       info_.data()),
                      "potrf");
   }
+  // Enqueues the solve with the factor in a for nrhs columns of b (column-major, ldb).
+  void solve(const T* a, T* b, int nrhs, int ldb) {
+    if constexpr (std::is_same<T, double>::value)
+      cusolver_check(cusolverDnDpotrs(h_, uplo_, n_, nrhs, a, lda_, b, ldb, info_.data()), "potrs");
+    else
+      cusolver_check(cusolverDnSpotrs(h_, uplo_, n_, nrhs, a, lda_, b, ldb, info_.data()), "potrs");
+  }
   int info() const {
     int h = 0;
     Kokkos::deep_copy(Kokkos::View<int, Kokkos::HostSpace>(&h), Kokkos::subview(info_, 0));

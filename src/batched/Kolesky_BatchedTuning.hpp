@@ -1,6 +1,6 @@
 // The tuned choices behind Kernel::Auto: for each backend family, scalar size, layout family
 // and matrix order, the kernel and its parameters that measured fastest. The tables in
-// batched/tuned/ are written by perf_test's kolesky_tune_batched (see docs/performance.md);
+// batched/tuned/ are written by perf_test's kolesky_tune_batched (see docs/performance_log.md);
 // an order between two tuned ones takes the next larger one's entry, so a kernel limited to
 // small n (Registers, RowRegisters) is never chosen beyond its limit.
 #pragma once

@@ -72,7 +72,7 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 }
 
 // What Algo::Default means for (backend, scalar, n): measured on the H100 and the 2-core
-// OpenMP machine (docs/performance.md, "Dense potrf").
+// OpenMP machine (docs/performance_log.md, "Dense potrf").
 template <class Exec, class T>
 PotrfOptions default_options(const int n, PotrfOptions opt) {
   if (is_host_exec<Exec>()) {
