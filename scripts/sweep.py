@@ -64,6 +64,10 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
     js = os.path.join(out, f"{label}.json")
     cmd = [exe] + args + [f"--benchmark_out={js}", "--benchmark_out_format=json"]
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "false"))
+    # Kokkos' OpenMP threads and OpenBLAS's own threads alternate in one process: spinning
+    # idle threads of the one steal the cores from the other (measured: 2 threads slower than
+    # 1 at n <= 1000), so idle threads sleep.
+    env.setdefault("OMP_WAIT_POLICY", "passive")
     if threads:
         # Kolesky (Kokkos OpenMP) and the OpenBLAS baseline get the same thread count.
         env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
