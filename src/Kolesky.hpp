@@ -11,5 +11,6 @@
 #include "host/Kolesky_CroutIterative.hpp"
 #include "host/Kolesky_Getrf.hpp"
 #include "host/Kolesky_Potrf.hpp"
+#include "host/Kolesky_PotrfPlan.hpp"
 #include "host/Kolesky_PosvMixed.hpp"
 #include "io/Kolesky_MatrixMarket.hpp"

@@ -21,6 +21,9 @@
 #include <Kolesky_Cusolver.hpp>
 #include <Kolesky_KokkosKernelsPotrf.hpp>
 #include <Kolesky_Lapack.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -119,6 +122,122 @@ void kolesky_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
   kolesky::perf::break_if_asked(a);
   if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
 }
+
+// A PotrfPlan made once, the same matrix every iteration (on CUDA: graph replays).
+template <class T>
+void kolesky_plan_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
+  const int n = int(state.range(0));
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n);
+  kolesky::PotrfPlan<Exec, T> plan(Exec(), n, kolesky::Uplo::Lower, opt);
+  int info = 0;
+  for (int w = 0; w < 2; ++w) {  // untimed: the direct first call, then the recording
+    Kokkos::deep_copy(a, a0);
+    info = plan.potrf(a);
+  }
+  for (auto _ : state) {
+    Kokkos::deep_copy(a, a0);
+    Exec().fence();
+    Kokkos::Timer t;
+    info = plan.potrf(a);
+    state.SetIterationTime(t.seconds());
+  }
+  state.counters["graph"] = plan.uses_graph() ? 1 : 0;
+  kolesky::perf::break_if_asked(a);
+  if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
+}
+
+// The first call of a fresh process is not measurable here (this process is warm); the
+// first call of a new plan is: it includes the plan's set-up (workspace, stream).
+template <class T>
+void kolesky_plan_first(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n);
+  int info = 0;
+  for (auto _ : state) {
+    Kokkos::deep_copy(a, a0);
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::PotrfPlan<Exec, T> plan(Exec(), n, kolesky::Uplo::Lower);
+    info = plan.potrf(a);
+    state.SetIterationTime(t.seconds());
+  }
+  if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
+}
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOLESKY_HAVE_CUBLAS)
+// cuBLAS GEMM C -= A A^T (n x n), the ceiling the large-n factorization is compared with.
+template <class T>
+void cublas_gemm(benchmark::State& state) {
+  const int n = int(state.range(0));
+  Matrix<T> a("A", n, n), c("C", n, n);
+  Kokkos::Random_XorShift64_Pool<Exec> pool(7);
+  Kokkos::fill_random(a, pool, T(-1), T(1));
+  Kokkos::fence();
+  kolesky::impl::vendor_gemm(Exec(), false, true, n, n, n, a.data(), n, a.data(), n, c.data(), n);
+  for (auto _ : state) {
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::impl::vendor_gemm(Exec(), false, true, n, n, n, a.data(), n, a.data(), n, c.data(), n);
+    Exec().fence();
+    state.SetIterationTime(t.seconds());
+  }
+  state.counters["n"] = n;
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * double(n) * n * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
+#ifdef KOKKOS_ENABLE_CUDA
+// --trace: every step of one factorization with its duration, against the wall time (the
+// critical-path tool of docs/performance_log.md).
+template <class T>
+void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n);
+  std::vector<double> ms;
+  int info = 0;
+  for (int rep = 0; rep < 6; ++rep) {
+    Kokkos::deep_copy(a, a0);
+    Exec().fence();
+    Kokkos::Timer t;
+    info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
+    if (rep > 0) ms.push_back(t.seconds() * 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  Kokkos::deep_copy(a, a0);
+  Exec().fence();
+  kolesky::impl::StepTrace tr(Exec().cuda_stream());
+  kolesky::impl::StepTrace::current() = &tr;
+  Kokkos::Timer t;
+  info |= kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
+  const double wall = t.seconds() * 1e3;
+  kolesky::impl::StepTrace::current() = nullptr;
+  std::ostringstream title;
+  title << label << " n=" << n << " " << (sizeof(T) == 8 ? "double" : "float")
+        << " untraced median " << ms[ms.size() / 2] << " ms, info " << info;
+  tr.report(stdout, title.str(), wall);
+  std::fflush(stdout);
+}
+
+void trace_all(const std::vector<int>& sizes) {
+  using kolesky::Algo;
+  for (int n : sizes) {
+    kolesky::PotrfOptions before;  // the default before issue 15
+    before.algo = Algo::Blocked;
+    before.block_size = n <= 4096 ? 256 : 512;
+    before.panel = kolesky::Panel::Recursive;
+    trace_one<double>("before (Blocked, recursive panels)", n, before);
+    trace_one<double>("Default", n, {});
+    kolesky::PotrfOptions bl;
+    bl.algo = Algo::Blocked;
+    bl.block_size = 512;
+    trace_one<double>("Blocked nb512 dataflow panels", n, bl);
+    trace_one<float>("Default", n, {});
+  }
+}
+#endif
 
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
 template <class T>
@@ -328,6 +447,37 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
       benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// posv_mixed (float factor, double refinement) on the same problems as the double posv.
+void posv_mixed_bench(benchmark::State& state) {
+  const int n = int(state.range(0)), nrhs = int(state.range(1));
+  SolveProblem<double> p(n, nrhs);
+  Matrix<double> x("X", n, nrhs);
+  kolesky::PosvMixedResult r;
+  Kokkos::deep_copy(p.a, p.a0);
+  r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x);  // untimed first call
+  for (auto _ : state) {
+    Kokkos::deep_copy(p.a, p.a0);
+    Exec().fence();
+    Kokkos::Timer t;
+    r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x);
+    state.SetIterationTime(t.seconds());
+  }
+  Kokkos::deep_copy(p.b, x);
+  kolesky::perf::break_if_asked(p.b);
+  state.counters["iterations"] = r.iterations;
+  const double err = p.error();
+  state.counters["err"] = err;
+  if (r.info != 0 || !(err < 1e-10)) {
+    state.SkipWithError(("info " + std::to_string(r.info) + ", error " + std::to_string(err)).c_str());
+    return;
+  }
+  const double nn = double(n);
+  state.counters["n"] = n;
+  state.counters["nrhs"] = nrhs;
+  state.counters["GFLOP/s"] = benchmark::Counter((nn * nn * nn / 3 + 2 * nn * nn * nrhs) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
 template <class T>
 void register_solves(const std::string& tname, const std::vector<int>& sizes,
                      const std::vector<int>& nrhs) {
@@ -343,6 +493,12 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
   who.push_back({"cusolver", Solver::Cusolver});
 #endif
   (void)host;
+  if (std::is_same<T, double>::value) {
+    auto* b = benchmark::RegisterBenchmark("kolesky_posv_mixed<double>", posv_mixed_bench);
+    for (int n : sizes)
+      for (int r : nrhs) b->Args({n, r});
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
   for (bool with_factor : {false, true})
     for (const auto& w : who) {
       const Solver s = w.second;
@@ -375,7 +531,31 @@ void register_all(const std::string& tname, const std::vector<int>& sizes, bool 
   };
   const int big = 1 << 30;
   reg_opt("Default", {}, big);
+  {
+    auto* b = benchmark::RegisterBenchmark(("kolesky_plan_potrf<" + tname + ">").c_str(),
+                                           [](benchmark::State& s) { kolesky_plan_potrf<T>(s, {}); });
+    for (int n : sizes) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
   if (all_algos) {
+    {
+      auto* b = benchmark::RegisterBenchmark(("kolesky_plan_first<" + tname + ">").c_str(),
+                                             [](benchmark::State& s) { kolesky_plan_first<T>(s); });
+      for (int n : sizes) b->Arg(n);
+      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
+    kolesky::PotrfOptions fo;
+    fo.algo = Algo::Dataflow;
+    reg_opt("Dataflow", fo, 16384);
+    for (int nb : nbs) {
+      kolesky::PotrfOptions po;
+      po.algo = Algo::Blocked;
+      po.block_size = nb;
+      po.panel = kolesky::Panel::Dataflow;
+      reg_opt("Blocked/vendor/nb" + std::to_string(nb) + "/flowpanel", po, big);
+      po.panel = kolesky::Panel::Recursive;
+      reg_opt("Blocked/vendor/nb" + std::to_string(nb) + "/recpanel", po, big);
+    }
     for (Blas blas : {Blas::Vendor, Blas::Native}) {
       const std::string bl = blas == Blas::Vendor ? "vendor" : "native";
       kolesky::PotrfOptions o;
@@ -425,6 +605,15 @@ void register_all(const std::string& tname, const std::vector<int>& sizes, bool 
 #ifdef KOLESKY_HAVE_CUSOLVER
   reg("cusolver_potrf", [](benchmark::State& s) { cusolver_potrf<T>(s); });
 #endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOLESKY_HAVE_CUBLAS)
+  {
+    auto* b = benchmark::RegisterBenchmark(("cublas_gemm<" + tname + ">").c_str(),
+                                           [](benchmark::State& s) { cublas_gemm<T>(s); });
+    for (int n : sizes)
+      if (n >= 8192) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+#endif
 }
 
 }  // namespace
@@ -433,7 +622,7 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
-  bool all_algos = false;
+  bool all_algos = false, trace = false;
   std::string nbs = host ? "128,256" : "256,512,1024";
   std::string nrhs = "1,100", solve_sizes;
   std::vector<char*> rest;
@@ -450,8 +639,22 @@ int main(int argc, char** argv) {
       nbs = argv[i] + 5;
     else if (std::strcmp(argv[i], "--algos") == 0)
       all_algos = true;
+    else if (std::strcmp(argv[i], "--trace") == 0)
+      trace = true;
+    else if (std::strncmp(argv[i], "--panel-teams=", 14) == 0)  // measurement knob
+      kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
+    else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
+      kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else
       rest.push_back(argv[i]);
+  }
+  if (trace) {
+#ifdef KOKKOS_ENABLE_CUDA
+    trace_all(kolesky::perf::parse_ints(sizes));
+#else
+    std::fprintf(stderr, "--trace: CUDA builds only\n");
+#endif
+    return 0;
   }
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());

@@ -20,6 +20,9 @@ enum class Algo {
                  // (CUDA: the next panel is factored on a second stream during the update)
   BlockedLeft,   // left-looking over panels: a panel gets all its updates just before use
   Recursive,     // halve, factor, TRSM, SYRK, factor: few and large level-3 calls
+  Dataflow,      // one launch: a persistent grid of teams takes 64 x 64 tiles in order and
+                 // waits on per-tile flags (the GPU default for small n, and Blocked's GPU
+                 // panel kernel)
   // Tiled forms on nb x nb tiles built from tile POTRF / TRSM / SYRK / GEMM (nb: a runtime
   // argument, kDefaultTile when omitted). They differ in when a tile receives its updates:
   TiledRight,    // as soon as its column panel is factored (eager)
@@ -34,6 +37,13 @@ enum class Algo {
                         // PotrfOptions::tail_cutoff columns sequentially
 };
 
+// How Algo::Blocked factors a panel (diagonal block and the rows below it).
+enum class Panel {
+  Auto,       // the library's choice per backend (measured: docs/performance_log.md)
+  Dataflow,   // one tile-dataflow launch per panel (panel width a multiple of 64)
+  Recursive   // recursive potrf of the diagonal block, then a blocked TRSM
+};
+
 // Tile order the tiled forms use unless told otherwise.
 constexpr int kDefaultTile = 8;
 
@@ -43,7 +53,8 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_tiled(Algo a) {
 
 // The host-level schemes have no device-function form: there they mean the default.
 KOKKOS_INLINE_FUNCTION constexpr bool is_host_level(Algo a) {
-  return a == Algo::BlockedLeft || a == Algo::Recursive || a == Algo::ColumnKernels ||
+  return a == Algo::BlockedLeft || a == Algo::Recursive || a == Algo::Dataflow ||
+         a == Algo::ColumnKernels ||
          a == Algo::RightLookingKernels || a == Algo::CroutCutoff;
 }
 KOKKOS_INLINE_FUNCTION constexpr Algo device_algo(Algo a) {
@@ -63,6 +74,7 @@ inline const char* name(Algo a) {
     case Algo::TiledTop: return "TiledTop";
     case Algo::BlockedLeft: return "BlockedLeft";
     case Algo::Recursive: return "Recursive";
+    case Algo::Dataflow: return "Dataflow";
     case Algo::ColumnKernels: return "ColumnKernels";
     case Algo::RightLookingKernels: return "RightLookingKernels";
     case Algo::CroutCutoff: return "CroutCutoff";

@@ -13,10 +13,14 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "Kolesky_Config.hpp"
 #include "common/Kolesky_Compat.hpp"
@@ -455,10 +459,119 @@ void native_trsm_r(const Exec& exec, const int m, const int k, const bool trans,
 //---------------------------------------------------------------------------------------------
 // Dispatch.
 //---------------------------------------------------------------------------------------------
+// GPU SYRK: diagonal blocks larger than this are split into GEMMs (perf_test may set it;
+// 2048 measured best on the H100 with the forked streams, docs/performance_log.md).
+inline int& syrk_block() {
+  static int b = 2048;
+  if (b < 32) b = 32;
+  return b;
+}
+
 template <class Exec>
 bool use_vendor(const Blas b) {
   return b != Blas::Native && has_vendor_blas<Exec>();
 }
+
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+// Streams that the pieces of a large SYRK fan out to: the pieces (diagonal-block SYRKs and the
+// GEMMs between them) are independent, and most are too small to fill the GPU alone. One set
+// for the process, made on first use, released at finalize.
+struct CudaForks {
+  static constexpr int kStreams = 3;
+  cudaStream_t s[kStreams];
+  cudaEvent_t fork, join[kStreams];
+  std::unique_ptr<Kokkos::Cuda> exec[kStreams];
+  CudaForks() {
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    for (int i = 0; i < kStreams; ++i) {
+      cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking);
+      cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming);
+      exec[i].reset(new Kokkos::Cuda(s[i]));
+    }
+  }
+  ~CudaForks() {
+    for (int i = 0; i < kStreams; ++i) {
+      exec[i].reset();
+      cudaEventDestroy(join[i]);
+      cudaStreamDestroy(s[i]);
+    }
+    cudaEventDestroy(fork);
+  }
+  static CudaForks& get() {
+    static CudaForks* f = nullptr;
+    if (f == nullptr) {
+      f = new CudaForks;
+      Kokkos::push_finalize_hook([]() {
+        delete f;
+        f = nullptr;
+      });
+    }
+    return *f;
+  }
+};
+
+// GPU SYRK C(m x m) lower -= A A^T split into diagonal blocks of at most syrk_block() (SYRK)
+// and the GEMMs between them, largest first, each on the least loaded of the caller's stream
+// and the fork streams; the caller's stream waits for all of them.
+template <class T>
+void forked_syrk(const Kokkos::Cuda& exec, const int m, const int k, const ColMajor<const T>& ca,
+                 const ColMajor<T>& cc) {
+  struct Op {
+    bool gemm;
+    int r0, c0, rows, cols;
+    double flops;
+  };
+  std::vector<Op> ops;
+  const int blk = syrk_block();
+  const std::function<void(int, int)> split = [&](int off, int len) {
+    if (len <= blk) {
+      ops.push_back({false, off, off, len, len, double(len) * len * k});
+      return;
+    }
+    int l1 = (len / 2 + 127) / 128 * 128;
+    if (l1 >= len || l1 <= 0) l1 = len / 2;
+    split(off, l1);
+    ops.push_back({true, off + l1, off, len - l1, l1, 2.0 * (len - l1) * l1 * k});
+    split(off + l1, len - l1);
+  };
+  split(0, m);
+  std::stable_sort(ops.begin(), ops.end(), [](const Op& x, const Op& y) { return x.flops > y.flops; });
+  auto& f = CudaForks::get();
+  constexpr int S = CudaForks::kStreams + 1;
+  double load[S] = {0};
+  bool used[S] = {false};
+  cudaEventRecord(f.fork, exec.cuda_stream());
+  for (const Op& op : ops) {
+    int best = 0;
+    for (int i = 1; i < S; ++i)
+      if (load[i] < load[best]) best = i;
+    load[best] += op.flops;
+    const Kokkos::Cuda& e = best == 0 ? exec : *f.exec[best - 1];
+    if (best > 0 && !used[best]) cudaStreamWaitEvent(f.s[best - 1], f.fork, 0);
+    used[best] = true;
+    // Element (i, j) of A: ca.p[i + j * ld] (column-major) or ca.p[j + i * ld] (transposed).
+    const auto arow = [&](int r) { return ca.trans ? ca.p + r * std::size_t(ca.ld) : ca.p + r; };
+    const auto cel = [&](int r, int c) {
+      return cc.trans ? cc.p + c + r * std::size_t(cc.ld) : cc.p + r + c * std::size_t(cc.ld);
+    };
+    if (op.gemm) {
+      if (!cc.trans)  // C(r0.., c0..) -= A(r0..) A(c0..)^T
+        vendor_gemm(e, ca.trans, !ca.trans, op.rows, op.cols, k, arow(op.r0), ca.ld, arow(op.c0),
+                    ca.ld, cel(op.r0, op.c0), cc.ld);
+      else  // stored transposed: C^T(c0.., r0..) -= A(c0..) A(r0..)^T
+        vendor_gemm(e, ca.trans, !ca.trans, op.cols, op.rows, k, arow(op.c0), ca.ld, arow(op.r0),
+                    ca.ld, cel(op.r0, op.c0), cc.ld);
+    } else {
+      vendor_syrk(e, !cc.trans, ca.trans, op.rows, k, arow(op.r0), ca.ld, cel(op.r0, op.c0), cc.ld);
+    }
+  }
+  for (int i = 1; i < S; ++i)
+    if (used[i]) {
+      cudaEventRecord(f.join[i - 1], f.s[i - 1]);
+      cudaStreamWaitEvent(exec.cuda_stream(), f.join[i - 1], 0);
+    }
+}
+#endif
 
 // C(m x n) -= A(m x k) B(n x k)^T; lower_only with m == n and A == B is a SYRK.
 template <class Exec, class T>
@@ -472,16 +585,15 @@ void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const 
     if (ca.ok && cb.ok && cc.ok) {
       if (lower_only && a.p == b.p && a.rs == b.rs && a.cs == b.cs) {
         // cuBLAS's SYRK runs at a fraction of its GEMM rate: split off the off-diagonal
-        // half as one GEMM, down to diagonal blocks of kSyrkBlock.
-        constexpr int kSyrkBlock = 512;
-        if (!is_host_exec<Exec>() && m > kSyrkBlock) {
-          const int m1 = (m / 2 + 127) / 128 * 128;
-          const Strided<const T> a2{a.p + m1 * a.rs, a.rs, a.cs};
-          gemm_nt(exec, blas, m1, m1, k, a, a, c, true, skip);
-          gemm_nt(exec, blas, m - m1, m1, k, a2, a, c.shifted(m1, 0), false, skip);
-          gemm_nt(exec, blas, m - m1, m - m1, k, a2, a2, c.shifted(m1, m1), true, skip);
-          return;
+        // blocks as GEMMs, down to diagonal blocks of syrk_block(), fanned out over streams.
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+        if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+          if (m > syrk_block()) {
+            forked_syrk<T>(exec, m, k, ca, cc);
+            return;
+          }
         }
+#endif
         // C lower (or, stored transposed, upper) -= A A^T.
         vendor_syrk(exec, !cc.trans, ca.trans, m, k, ca.p, ca.ld, cc.p, cc.ld);
         return;

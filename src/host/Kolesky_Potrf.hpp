@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <climits>
+#include <memory>
 #include <type_traits>
 
 #include "common/Kolesky_Error.hpp"
@@ -31,6 +32,7 @@ struct PotrfOptions {
   Blas blas = Blas::Auto;  // blocked variants: vendor BLAS (cuBLAS / BLAS) or Kokkos kernels
   bool lookahead = true;   // Blocked on CUDA: factor the next panel on a second stream
   int tail_cutoff = 128;   // CroutCutoff: columns finished by one thread
+  Panel panel = Panel::Auto;  // Blocked / BlockedLeft: how panels are factored
 };
 
 namespace impl {
@@ -79,22 +81,54 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
     opt.algo = Algo::Blocked;
     if (opt.block_size <= 0) opt.block_size = has_vendor_blas<Exec>() ? 256 : 128;
   } else {
-    opt.algo = Algo::Blocked;
-    if (opt.block_size <= 0) opt.block_size = n <= 4096 ? 256 : 512;
+    opt.algo = n <= kFlowWholeMax ? Algo::Dataflow : Algo::Blocked;
+    if (opt.block_size <= 0) opt.block_size = n <= 6144 ? 1024 : 512;
   }
   return opt;
 }
 
+template <class Exec>
+constexpr bool flow_panels_by_default() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return std::is_same<Exec, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+// What a factorization needs besides the matrix: the info word, the dataflow workspace and
+// (CUDA) the lookahead stream. A plain call takes the per-stream cached ones; a PotrfPlan
+// owns its own.
+template <class Exec>
+struct PotrfContext {
+  InfoView<Exec> info;
+  FlowWorkOf<Exec>* work = nullptr;
+  void* side = nullptr;
+};
+
+// Queue the factorization on `exec` (info must be zero on entry, or the call is a no-op).
 template <class Exec, class T>
-int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
-  if (n == 0) return 0;
-  const InfoView<Exec> info = make_info(exec);
+void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt,
+                   const PotrfContext<Exec>& ctx) {
+  if (n == 0) return;
+  const InfoView<Exec>& info = ctx.info;
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
   BlockedConfig cfg;
   cfg.blas = opt.blas;
   cfg.nb = opt.block_size > 0 ? opt.block_size : (has_vendor_blas<Exec>() ? 256 : 128);
   cfg.lookahead = opt.lookahead;
+  const bool flow = opt.panel == Panel::Dataflow ||
+                    (opt.panel == Panel::Auto && flow_panels_by_default<Exec>());
+  cfg.flow_panels = flow && cfg.nb % kFlowTile == 0 && ctx.work != nullptr;
+  cfg.flow_work = ctx.work;
+  cfg.side = ctx.side;
   switch (opt.algo) {
+    case Algo::Dataflow: {
+      MaybeTrace<Exec> tr(exec, "whole/flow", 0, n);
+      flow_potrf(exec, n, a, info.data(), 0, flow_tiles(n), *ctx.work,
+                 tr.flow(flow_trace_records(flow_tiles(n), 0, flow_tiles(n))));
+      break;
+    }
     case Algo::Crout:
       team_potrf<Algo::Crout>(exec, n, a, info, 0, opt.team_size);
       break;
@@ -133,7 +167,32 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOption
       blocked_right_potrf(exec, cfg, n, a, info);
       break;
   }
-  return fetch_info(exec, info);
+}
+
+// Whether a call of these options needs a dataflow workspace.
+template <class Exec, class T>
+bool potrf_uses_flow(const int n, PotrfOptions opt) {
+  if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
+  const bool flow = opt.panel == Panel::Dataflow ||
+                    (opt.panel == Panel::Auto && flow_panels_by_default<Exec>());
+  return opt.algo == Algo::Dataflow ||
+         (flow && (opt.algo == Algo::Blocked || opt.algo == Algo::BlockedLeft));
+}
+
+template <class Exec, class T>
+int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
+  if (n == 0) return 0;
+  PotrfContext<Exec> ctx;
+  ctx.info = make_info(exec);
+  FlowWorkOf<Exec> local;  // host backends: a workspace for this call
+  if (potrf_uses_flow<Exec, T>(n, opt)) {
+    ctx.work = &local;
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) ctx.work = &cuda_flow_work(exec);
+#endif
+  }
+  potrf_enqueue(exec, n, a, opt, ctx);
+  return fetch_info(exec, ctx.info);
 }
 
 }  // namespace impl

@@ -13,6 +13,8 @@
 
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Blas3.hpp"
+#include "dense/Kolesky_PotrfDataflow.hpp"
+#include "dense/Kolesky_PotrfTrace.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
 
@@ -137,10 +139,32 @@ void diag_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
   }
 }
 
+// A traced step when a StepTrace is installed (CUDA), nothing otherwise.
+template <class Exec>
+struct MaybeTrace {
+  MaybeTrace(const Exec&, const char*, int, int = 0) {}
+  FlowTraceRec* flow(int) { return nullptr; }
+};
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+struct MaybeTrace<Kokkos::Cuda> {
+  std::unique_ptr<TraceStep> s;
+  MaybeTrace(const Kokkos::Cuda& exec, const char* what, int k0, int len = 0) {
+    if (StepTrace::current())
+      s.reset(new TraceStep(exec, std::string(what) + " k0=" + std::to_string(k0) +
+                                      (len ? " w=" + std::to_string(len) : std::string())));
+  }
+  FlowTraceRec* flow(int tasks) { return s ? s->flow(tasks) : nullptr; }
+};
+#endif
+
 struct BlockedConfig {
   Blas blas = Blas::Auto;
   int nb = 0;             // panel width (0: by size)
   bool lookahead = true;  // factor the next panel on a second stream (CUDA)
+  bool flow_panels = false;  // panels by the tile-dataflow kernel (needs nb % kFlowTile == 0)
+  void* flow_work = nullptr;  // its workspace (FlowWorkOf<Exec>*), one per call's stream
+  void* side = nullptr;       // CUDA lookahead stream (CudaSide*; nullptr: the process's)
 };
 
 // Solves with the factor: B(m x k) <- B op(L)^{-1}, blocked so that the native path stages
@@ -185,10 +209,23 @@ void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strid
   recursive_potrf(exec, blas, n2, a.shifted(n1, n1), info, offset + n1);
 }
 
-// The panel [k0, k0 + kb): factor its diagonal block, then solve the rows below it.
+// The panel [k0, k0 + kb): factor its diagonal block, then solve the rows below it (one
+// dataflow launch when cfg.flow_panels).
 template <class Exec, class T>
-void factor_panel(const Exec& exec, const Blas blas, const int n, const int k0, const int kb,
-                  const Strided<T> a, const InfoView<Exec>& info) {
+void factor_panel(const Exec& exec, const BlockedConfig& cfg, const int n, const int k0,
+                  const int kb, const Strided<T> a, const InfoView<Exec>& info,
+                  const bool beside_update = false) {
+  if (cfg.flow_panels && cfg.flow_work != nullptr && k0 % kFlowTile == 0) {
+    const int j0 = k0 / kFlowTile;
+    const int j1 = (k0 + kb) % kFlowTile == 0 ? (k0 + kb) / kFlowTile : flow_tiles(n);
+    MaybeTrace<Exec> tr(exec, "panel/flow", k0, kb);
+    flow_potrf(exec, n, a, info.data(), j0, j1, *static_cast<FlowWorkOf<Exec>*>(cfg.flow_work),
+               tr.flow(flow_trace_records(flow_tiles(n), j0, j1)),
+               beside_update ? FlowKnobs::get().panel_teams : 0);
+    return;
+  }
+  MaybeTrace<Exec> tr(exec, "panel/recursive", k0, kb);
+  const Blas blas = cfg.blas;
   recursive_potrf(exec, blas, kb, a.shifted(k0, k0), info, k0);
   const auto d = a.shifted(k0, k0);
   blocked_trsm_r(exec, blas, n - k0 - kb, kb, true, Strided<const T>{d.p, d.rs, d.cs},
@@ -203,32 +240,44 @@ void update_columns(const Exec& exec, const Blas blas, const int n, const int k0
   if (nc == 0) return;
   const auto p = a.shifted(c0, k0);
   const Strided<const T> pc{p.p, p.rs, p.cs};
-  gemm_nt(exec, blas, nc, nc, kb, pc, pc, a.shifted(c0, c0), true, skip);
+  {
+    MaybeTrace<Exec> tr(exec, "syrk", c0, nc);
+    gemm_nt(exec, blas, nc, nc, kb, pc, pc, a.shifted(c0, c0), true, skip);
+  }
   const int below = n - c0 - nc;
+  if (below == 0) return;
   const auto q = a.shifted(c0 + nc, k0);
+  MaybeTrace<Exec> tr(exec, "gemm", c0, below);
   gemm_nt(exec, blas, below, nc, kb, Strided<const T>{q.p, q.rs, q.cs}, pc,
           a.shifted(c0 + nc, c0), false, skip);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-// A second stream and two events for the lookahead, made once, released at finalize.
+// A second stream and two events for the lookahead: one for the process (get(), released at
+// finalize), or one per PotrfPlan.
 struct CudaSide {
   cudaStream_t stream{};
   cudaEvent_t to_side{}, to_main{};
   std::unique_ptr<Kokkos::Cuda> exec;
+  CudaSide() {
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&to_side, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&to_main, cudaEventDisableTiming);
+    exec.reset(new Kokkos::Cuda(stream));
+  }
+  ~CudaSide() {
+    exec.reset();
+    cudaEventDestroy(to_side);
+    cudaEventDestroy(to_main);
+    cudaStreamDestroy(stream);
+  }
+  CudaSide(const CudaSide&) = delete;
+  CudaSide& operator=(const CudaSide&) = delete;
   static CudaSide& get() {
     static CudaSide* s = nullptr;
     if (s == nullptr) {
       s = new CudaSide;
-      cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
-      cudaEventCreateWithFlags(&s->to_side, cudaEventDisableTiming);
-      cudaEventCreateWithFlags(&s->to_main, cudaEventDisableTiming);
-      s->exec.reset(new Kokkos::Cuda(s->stream));
       Kokkos::push_finalize_hook([]() {
-        s->exec.reset();
-        cudaEventDestroy(s->to_side);
-        cudaEventDestroy(s->to_main);
-        cudaStreamDestroy(s->stream);
         delete s;
         s = nullptr;
       });
@@ -253,10 +302,10 @@ void blocked_right_potrf(const Exec& exec, const BlockedConfig& cfg, const int n
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     if (cfg.lookahead && n > nb) {
-      auto& side = CudaSide::get();
+      auto& side = cfg.side ? *static_cast<CudaSide*>(cfg.side) : CudaSide::get();
       const Kokkos::Cuda& s1 = *side.exec;
       stream_wait(s1, exec, side.to_side);
-      factor_panel(s1, cfg.blas, n, 0, std::min(nb, n), a, info);
+      factor_panel(s1, cfg, n, 0, std::min(nb, n), a, info);
       for (int k0 = 0; k0 < n; k0 += nb) {
         const int kb = std::min(nb, n - k0), k1 = k0 + kb;
         stream_wait(exec, s1, side.to_main);  // panel k factored
@@ -264,7 +313,7 @@ void blocked_right_potrf(const Exec& exec, const BlockedConfig& cfg, const int n
         const int kb1 = std::min(nb, n - k1);
         update_columns(exec, cfg.blas, n, k0, kb, k1, kb1, a, skip);
         stream_wait(s1, exec, side.to_side);
-        factor_panel(s1, cfg.blas, n, k1, kb1, a, info);
+        factor_panel(s1, cfg, n, k1, kb1, a, info, true);
         update_columns(exec, cfg.blas, n, k0, kb, k1 + kb1, n - k1 - kb1, a, skip);
       }
       return;
@@ -273,7 +322,7 @@ void blocked_right_potrf(const Exec& exec, const BlockedConfig& cfg, const int n
 #endif
   for (int k0 = 0; k0 < n; k0 += nb) {
     const int kb = std::min(nb, n - k0);
-    factor_panel(exec, cfg.blas, n, k0, kb, a, info);
+    factor_panel(exec, cfg, n, k0, kb, a, info);
     update_columns(exec, cfg.blas, n, k0, kb, k0 + kb, n - k0 - kb, a, skip);
   }
 }
@@ -288,7 +337,7 @@ void blocked_left_potrf(const Exec& exec, const BlockedConfig& cfg, const int n,
   for (int k0 = 0; k0 < n; k0 += nb) {
     const int kb = std::min(nb, n - k0);
     if (k0 > 0) update_columns(exec, cfg.blas, n, 0, k0, k0, kb, a, skip);
-    factor_panel(exec, cfg.blas, n, k0, kb, a, info);
+    factor_panel(exec, cfg, n, k0, kb, a, info);
   }
 }
 

@@ -1,0 +1,832 @@
+// Tile-dataflow Cholesky: one launch factors a range of tile columns of a lower-triangular
+// strided matrix (the whole matrix, or one panel of the blocked factorization).
+//
+// Tasks are the tiles (i, j), i >= j, of the tile columns [j0, j1), numbered column by column.
+// A persistent grid of teams takes task numbers from a device counter (a ticket); the team
+// that holds tile (i, j) owns it to the end: it applies the updates from the tile columns
+// k in [j0, j) as soon as tiles (i, k) and (j, k) are published, then factors the tile
+// (i == j) or solves it against the diagonal tile (i > j), writes it back and publishes it
+// with a per-tile flag. Every task waits only on tasks with smaller numbers, which were taken
+// by teams that are running, so the kernel cannot deadlock whatever the number of resident
+// teams (no occupancy assumption).
+//
+// The counters reset themselves: the last team to finish zeroes the ticket counter and bumps
+// a generation number, and a tile is published by writing generation + 1 into its flag. No
+// per-call memset, and a replayed CUDA graph sees the same state as a fresh launch.
+//
+// info: the first failing diagonal tile writes it before publishing; every later task depends
+// on that tile (transitively), so it sees info != 0, skips its arithmetic and still publishes.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <type_traits>
+
+#ifndef __CUDA_ARCH__
+#include <thread>
+#endif
+
+#include "common/Kolesky_Compat.hpp"
+#include "dense/Kolesky_Potrf_Internal.hpp"
+
+namespace kolesky {
+namespace impl {
+
+// Tile order of the dataflow kernel (a multiple of 16; the CUDA team is 16 x 16 threads, each
+// with a 4 x 4 block of the tile).
+constexpr int kFlowTile = 64;
+
+// Largest order the GPU default factors in one dataflow launch (above it: Blocked with
+// dataflow panels and cuBLAS trailing updates). Measured on the H100: docs/performance_log.md.
+constexpr int kFlowWholeMax = 3072;
+
+// Device state shared by the launches on one stream: ctr = {ticket, teams done, generation},
+// one flag per tile of an nt x nt grid.
+template <class MemSpace>
+struct FlowWork {
+  Kokkos::View<int*, MemSpace> ctr;
+  Kokkos::View<unsigned*, MemSpace> flags;
+  int nt = 0;
+  void reserve(const int tiles) {
+    if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 4);
+    if (tiles > nt) {  // final and partial flags
+      flags = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_flags", 2 * std::size_t(tiles) * tiles);
+      nt = tiles;
+    }
+  }
+};
+
+// Per-task timestamps (ns) when tracing: taken, last dependency arrived, published; and the
+// multiprocessor that ran it.
+struct FlowTraceRec {
+  unsigned long long t_take, t_ready, t_done;
+  unsigned long long t_factor;  // chain records: the diagonal tile's factorization started
+  unsigned long long t_wait;    // chain records: the partial updates it waited for arrived
+  long long sub_cycles[3];      // chain records: cycles of its solve, store + barrier, publish
+  long long cycles;             // chain records: SM clock cycles of that factorization
+  int i, j, sm, kind;           // kind: 0 the chain's column, 1-2 partial updates, 3 a tile
+};
+
+KOKKOS_INLINE_FUNCTION unsigned long long flow_clock() {
+#ifdef __CUDA_ARCH__
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return 0;
+#endif
+}
+
+KOKKOS_INLINE_FUNCTION int flow_sm() {
+#ifdef __CUDA_ARCH__
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return int(s);
+#else
+  return 0;
+#endif
+}
+
+// Loads of data other teams wrote during this launch: bypass L1 (not coherent across SMs).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T load_shared_global(const T* p) {
+#ifdef __CUDA_ARCH__
+  return __ldcg(p);
+#else
+  return *p;
+#endif
+}
+
+template <class T>
+struct FlowPotrf {
+  static constexpr int TS = kFlowTile;
+  static constexpr int KB = 32;         // k-chunk of the staged update operands
+  static constexpr int LD = TS + 1;     // padded row of a staged tile
+  static constexpr int kThreads = 256;  // CUDA team
+  // Scratch: two KB x TS operand chunks, or one TS x LD tile, then TS reciprocals.
+  static constexpr int kScratchElems = (2 * KB * TS > TS * LD ? 2 * KB * TS : TS * LD) + TS;
+
+  T* a;
+  std::ptrdiff_t rs, cs;
+  int n, nt, j0, j1, ntasks, nteams;
+  int* info;
+  int* ctr;
+  unsigned* flags;
+  FlowTraceRec* trace;
+
+  KOKKOS_FORCEINLINE_FUNCTION T& at(const int i, const int j) const { return a[i * rs + j * cs]; }
+  KOKKOS_FORCEINLINE_FUNCTION unsigned* flag(const int i, const int j) const {
+    return flags + (std::size_t(j) * nt + i);
+  }
+
+  // Task number -> tile, column by column.
+  KOKKOS_INLINE_FUNCTION void task_tile(int t, int& i, int& j) const {
+    j = j0;
+    while (t >= nt - j) {
+      t -= nt - j;
+      ++j;
+    }
+    i = j + t;
+  }
+
+  KOKKOS_INLINE_FUNCTION static int read_int(const int* p) { return *(volatile const int*)p; }
+  KOKKOS_INLINE_FUNCTION static unsigned read_flag(const unsigned* p) {
+    return *(volatile const unsigned*)p;
+  }
+
+  // Spin until the flag reaches `want` or a failure is recorded; false: a failure.
+  KOKKOS_INLINE_FUNCTION bool wait(const unsigned* f, const unsigned want) const {
+    for (;;) {
+      if (read_flag(f) == want) break;
+      if (read_int(info) != 0) return false;
+#ifdef __CUDA_ARCH__
+      __nanosleep(20);
+#else
+      std::this_thread::yield();
+#endif
+    }
+    Kokkos::memory_fence();
+    return read_int(info) == 0;
+  }
+
+  KOKKOS_INLINE_FUNCTION void publish(unsigned* f, const unsigned v) const {
+    Kokkos::memory_fence();
+    *(volatile unsigned*)f = v;
+  }
+
+  // The last team out resets the ticket and bumps the generation.
+  KOKKOS_INLINE_FUNCTION void finish(const unsigned gen) const {
+    Kokkos::memory_fence();
+    const int d = Kokkos::atomic_fetch_add(&ctr[1], 1);
+    if (d == nteams - 1) {
+      *(volatile int*)&ctr[0] = 0;
+      *(volatile int*)&ctr[1] = 0;
+      Kokkos::memory_fence();
+      *(volatile int*)&ctr[2] = int(gen + 1);
+      Kokkos::memory_fence();
+    }
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+#ifdef __CUDA_ARCH__
+    run_cuda(member);
+#else
+    run_host(member);
+#endif
+  }
+
+  //-------------------------------------------------------------------------------------------
+  // Host backends: one thread per team, arithmetic in place on the matrix.
+  //-------------------------------------------------------------------------------------------
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void run_host(const Member&) const {
+#ifndef __CUDA_ARCH__
+    const unsigned gen = unsigned(read_int(&ctr[2])), want = gen + 1;
+    for (;;) {
+      const int t = Kokkos::atomic_fetch_add(&ctr[0], 1);
+      if (t >= ntasks) break;
+      int i, j;
+      task_tile(t, i, j);
+      const int r0 = i * TS, c0 = j * TS;
+      const int mi = imin(TS, n - r0), mj = imin(TS, n - c0);
+      bool ok = read_int(info) == 0;
+      for (int k = j0; k < j && ok; ++k) {
+        ok = wait(flag(i, k), want) && wait(flag(j, k), want);
+        if (!ok) break;
+        const int kc = k * TS, kb = imin(TS, n - kc);
+        for (int c = 0; c < mj; ++c)
+          for (int r = (i == j ? c : 0); r < mi; ++r) {
+            T s = at(r0 + r, c0 + c);
+            for (int q = 0; q < kb; ++q) s -= at(r0 + r, kc + q) * at(c0 + c, kc + q);
+            at(r0 + r, c0 + c) = s;
+          }
+      }
+      if (ok && i == j) {
+        const Strided<T> d{a + r0 * rs + c0 * cs, rs, cs};
+        const int r = SerialPotrfInternal<Algo::RightLooking>::invoke(mj, d);
+        if (r != 0) *(volatile int*)info = c0 + r;
+      } else if (ok) {
+        ok = wait(flag(j, j), want);
+        if (ok)  // X L^T = C, row by row, column-oriented substitution
+          for (int r = 0; r < mi; ++r)
+            for (int q = 0; q < mj; ++q) {
+              const T x = at(r0 + r, c0 + q) / at(c0 + q, c0 + q);
+              at(r0 + r, c0 + q) = x;
+              for (int m = q + 1; m < mj; ++m) at(r0 + r, c0 + m) -= x * at(c0 + m, c0 + q);
+            }
+      }
+      publish(flag(i, j), want);
+    }
+    finish(gen);
+#endif
+  }
+
+  //-------------------------------------------------------------------------------------------
+  // CUDA: 256 threads as a 16 x 16 grid; thread (tr, tc) keeps rows tr + 16a and columns
+  // tc + 16b (a, b < 4) of its tile in registers. The 16 threads of one row group share a
+  // half-warp, so the substitution's column values travel by shuffles.
+  //
+  // The chain through the diagonal belongs to one team (task 0, the critical-path team): for
+  // each tile column j it solves the tile just below the previous diagonal tile against that
+  // tile's factor, still in its scratch, takes that solved tile's SYRK update off the diagonal
+  // tile and factors it. No hand-off between teams on that chain. The other updates of those
+  // two tiles are applied ahead of time by "partial" tasks (published with a second set of
+  // flags); every other tile is owned by one task that applies its updates as they become
+  // available and solves it.
+  //
+  // Task numbers: 0 is the chain; then, for each tile column j, the partial tasks the chain
+  // needs at column j + 1, then the tiles of column j the chain does not own.
+  //-------------------------------------------------------------------------------------------
+  enum Kind : int { kChain = 0, kPartialBelow = 1, kPartialDiag = 2, kTile = 3 };
+
+  KOKKOS_INLINE_FUNCTION bool chain_next(const int j) const { return j + 1 < j1; }
+  KOKKOS_INLINE_FUNCTION int group_partials(const int j) const {
+    return (chain_next(j) && j > j0) ? 2 : 0;
+  }
+  KOKKOS_INLINE_FUNCTION int group_first_tile(const int j) const {
+    return j + (chain_next(j) ? 2 : 1);
+  }
+  KOKKOS_INLINE_FUNCTION int group_size(const int j) const {
+    return group_partials(j) + (nt - group_first_tile(j));
+  }
+  KOKKOS_INLINE_FUNCTION int cuda_ntasks() const {
+    int t = 1;
+    for (int j = j0; j < j1; ++j) t += group_size(j);
+    return t;
+  }
+  // Task t >= 1 -> kind and tile.
+  KOKKOS_INLINE_FUNCTION void cuda_task(int t, int& kind, int& i, int& j) const {
+    t -= 1;
+    j = j0;
+    while (t >= group_size(j)) {
+      t -= group_size(j);
+      ++j;
+    }
+    const int np = group_partials(j);
+    if (t < np) {
+      kind = t == 0 ? kPartialBelow : kPartialDiag;
+      i = j + 1;
+      if (kind == kPartialDiag) j = j + 1;  // tile (j + 1, j + 1)
+    } else {
+      kind = kTile;
+      i = group_first_tile(j) + (t - np);
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION unsigned* pflag(const int i, const int j) const {
+    return flags + (std::size_t(nt) * nt + std::size_t(j) * nt + i);
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void run_cuda(const Member& member) const {
+#ifdef __CUDA_ARCH__
+    using Buf = Kokkos::View<T*, typename Member::execution_space::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using IBuf = Kokkos::View<int*, typename Member::execution_space::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Buf sbuf(member.team_scratch(0), kScratchElems);
+    IBuf sint(member.team_scratch(0), 4);
+    Ctx c;
+    c.s = sbuf.data();
+    c.rdiag = c.s + (kScratchElems - TS);
+    c.sh = sint.data();
+    c.tid = member.team_rank();
+    c.lane = c.tid & 31;
+    c.tr = c.tid >> 4;
+    c.tc = c.tid & 15;
+    c.unit_rows = (rs < 0 ? -rs : rs) <= (cs < 0 ? -cs : cs);
+
+    if (c.tid == 0) c.sh[2] = read_int(&ctr[2]);
+    member.team_barrier();
+    const unsigned gen = unsigned(c.sh[2]);
+    c.want = gen + 1;
+
+    for (;;) {
+      if (c.tid == 0) {
+        c.sh[0] = Kokkos::atomic_fetch_add(&ctr[0], 1);
+        c.sh[1] = read_int(info) == 0;
+      }
+      member.team_barrier();
+      const int t = c.sh[0];
+      const bool ok = c.sh[1] != 0;
+      member.team_barrier();
+      if (t >= ntasks) break;
+      if (t == 0) {
+        if (ok) chain(member, c);
+        continue;
+      }
+      int kind, i, j;
+      cuda_task(t, kind, i, j);
+      const unsigned long long t_take = trace ? flow_clock() : 0;
+      unsigned long long t_ready = 0;
+      T acc[4][4];
+      if (kind == kTile) {
+        load_tile(c, acc, i, j, false);
+        bool go = ok && update(member, c, acc, i, j, j, false);
+        if (go) {
+          if (c.tid == 0) c.sh[1] = wait(flag(j, j), c.want);
+          member.team_barrier();
+          go = c.sh[1] != 0;
+        }
+        if (trace) t_ready = flow_clock();
+        if (go) {
+          stage_factor(member, c, j);
+          solve(c, acc);
+          store_tile(c, acc, i, j, false);
+        }
+        member.team_barrier();
+        if (c.tid == 0) publish(flag(i, j), c.want);
+      } else {
+        // Partial: the updates from columns [j0, jlast) of tile (i, j') (j' = j for the tile
+        // below the diagonal, i for the diagonal tile), written back for the chain.
+        const bool diag = kind == kPartialDiag;
+        const int jc = diag ? i : j;          // tile column
+        const int jlast = diag ? i - 1 : j;   // the chain applies column jlast itself
+        load_tile(c, acc, i, jc, diag);
+        if (ok && update(member, c, acc, i, jc, jlast, diag)) store_tile(c, acc, i, jc, diag);
+        if (trace) t_ready = flow_clock();
+        member.team_barrier();
+        if (c.tid == 0) publish(pflag(i, jc), c.want);
+      }
+      if (c.tid == 0 && trace) {
+        FlowTraceRec& rec = trace[t];
+        rec.t_take = t_take;
+        rec.t_ready = t_ready;
+        rec.t_done = flow_clock();
+        rec.i = i;
+        rec.j = kind == kPartialDiag ? i : j;
+        rec.sm = flow_sm();
+        rec.kind = kind;
+      }
+    }
+    if (c.tid == 0) finish(gen);
+#else
+    (void)member;
+#endif
+  }
+
+#ifdef __CUDA_ARCH__
+  struct Ctx {
+    T* s;
+    T* rdiag;
+    int* sh;
+    int tid, lane, tr, tc;
+    bool unit_rows;
+    unsigned want;
+  };
+
+  // acc <- tile (i, j) (lower part only when diag); zero outside the matrix.
+  __device__ void load_tile(const Ctx& c, T (&acc)[4][4], const int i, const int j,
+                            const bool diag) const {
+    const int r0 = i * TS, c0 = j * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        acc[x][y] = (r < mi && col < mj && (!diag || col <= r))
+                        ? load_shared_global(&at(r0 + r, c0 + col))
+                        : T(0);
+      }
+  }
+
+  __device__ void store_tile(const Ctx& c, const T (&acc)[4][4], const int i, const int j,
+                             const bool diag) const {
+    const int r0 = i * TS, c0 = j * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        if (r < mi && col < mj && (!diag || col <= r)) at(r0 + r, c0 + col) = acc[x][y];
+      }
+  }
+
+  // acc -= sum over k in [j0, kend) of L(i, k) L(jr, k)^T, each k once tiles (i, k) and
+  // (jr, k) are published. False on a failure recorded meanwhile.
+  template <class Member>
+  __device__ bool update(const Member& member, const Ctx& c, T (&acc)[4][4], const int i,
+                         const int jr, const int kend, const bool diag) const {
+    const int r0 = i * TS, c0 = jr * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
+    for (int k = j0; k < kend; ++k) {
+      if (c.tid == 0) c.sh[1] = wait(flag(i, k), c.want) && (diag || wait(flag(jr, k), c.want));
+      member.team_barrier();
+      if (c.sh[1] == 0) return false;
+      const int kc = k * TS, kb = imin(TS, n - kc);
+      T* const as = c.s;
+      T* const bs = diag ? c.s : c.s + KB * TS;
+      // Both k-chunks' operands are loaded into registers first (all loads in flight at once;
+      // a load-then-store loop would wait out the L2 latency per element), the second chunk's
+      // while the first is being multiplied.
+      constexpr int PER = KB * TS / kThreads;
+      T va[PER], vb[PER];
+      const auto fetch = [&](const int q0) {
+#pragma unroll
+        for (int it = 0; it < PER; ++it) {
+          const int e = c.tid + it * kThreads;
+          const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
+          const bool kin = q0 + q < kb;
+          va[it] = (r < mi && kin) ? load_shared_global(&at(r0 + r, kc + q0 + q)) : T(0);
+          vb[it] = (!diag && r < mj && kin) ? load_shared_global(&at(c0 + r, kc + q0 + q)) : T(0);
+        }
+      };
+      fetch(0);
+#pragma unroll 1
+      for (int q0 = 0; q0 < TS; q0 += KB) {
+#pragma unroll
+        for (int it = 0; it < PER; ++it) {
+          const int e = c.tid + it * kThreads;
+          const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
+          as[q * TS + r] = va[it];
+          if (!diag) bs[q * TS + r] = vb[it];
+        }
+        member.team_barrier();
+        if (q0 + KB < TS) fetch(q0 + KB);
+#pragma unroll 8
+        for (int q = 0; q < KB; ++q) {
+          T av[4], bv[4];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) av[x] = as[q * TS + c.tr + 16 * x];
+#pragma unroll
+          for (int y = 0; y < 4; ++y) bv[y] = bs[q * TS + c.tc + 16 * y];
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) acc[x][y] -= av[x] * bv[y];
+        }
+        member.team_barrier();
+      }
+    }
+    return true;
+  }
+
+  // The published factor of diagonal tile j into scratch (identity past n) and its
+  // reciprocal diagonal.
+  template <class Member>
+  __device__ void stage_factor(const Member& member, const Ctx& c, const int j) const {
+    const int c0 = j * TS, mj = imin(TS, n - c0);
+    constexpr int PER = TS * TS / kThreads;
+    T v[PER];
+#pragma unroll
+    for (int it = 0; it < PER; ++it) {  // all loads in flight, then the stores
+      const int e = c.tid + it * kThreads;
+      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
+      if (r < mj && col < mj)
+        v[it] = col <= r ? load_shared_global(&at(c0 + r, c0 + col)) : T(0);
+      else
+        v[it] = r == col ? T(1) : T(0);
+    }
+#pragma unroll
+    for (int it = 0; it < PER; ++it) {
+      const int e = c.tid + it * kThreads;
+      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
+      c.s[r * LD + col] = v[it];
+    }
+    member.team_barrier();
+    if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
+    member.team_barrier();
+  }
+
+  // X L^T = acc with L (lower, unit stride LD) and 1 / diag(L) in scratch; x_k of a row comes
+  // from the thread with tc == k % 16 of the same half-warp. The 16 steps of a column block
+  // are a loop, not unrolled: the fully unrolled 64 steps made the kernel's code larger than
+  // the instruction cache, and the chain's single team then waited on instruction fetches.
+  __device__ void solve(const Ctx& c, T (&acc)[4][4]) const {
+    const int half = c.lane & 16;
+#pragma unroll
+    for (int bo = 0; bo < 4; ++bo) {
+#pragma unroll 2
+      for (int o = 0; o < 16; ++o) {
+        const int k = 16 * bo + o;
+        const T rk = c.rdiag[k];
+        T xk[4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          xk[x] = __shfl_sync(0xffffffffu, acc[x][bo] * rk, half | o);
+          if (c.tc == o) acc[x][bo] = xk[x];
+        }
+        if (c.tc > o) {  // the rest of this block
+          const T l = c.s[(c.tc + 16 * bo) * LD + k];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) acc[x][bo] -= xk[x] * l;
+        }
+#pragma unroll
+        for (int y = bo + 1; y < 4; ++y) {  // the blocks to the right
+          const T l = c.s[(c.tc + 16 * y) * LD + k];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) acc[x][y] -= xk[x] * l;
+        }
+      }
+    }
+  }
+
+  // The critical-path chain over the launch's tile columns (see above). The factor of the
+  // last diagonal tile stays in scratch from one column to the next.
+  template <class Member>
+  __device__ void chain(const Member& member, const Ctx& c) const {
+    for (int j = j0; j < j1; ++j) {
+      const unsigned long long t0 = trace ? flow_clock() : 0;
+      T acc[4][4];
+      unsigned long long t1 = t0, tw = t0;
+      long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, store + barrier, publish
+      if (j > j0) {
+        if (j - 1 > j0 && c.tid == 0)
+          c.sh[1] = wait(pflag(j, j - 1), c.want) && wait(pflag(j, j), c.want);
+        else if (c.tid == 0)
+          c.sh[1] = read_int(info) == 0;
+        member.team_barrier();
+        if (c.sh[1] == 0) return;
+        if (trace) tw = flow_clock();
+        // Tile (j, j - 1): solve against L(j-1, j-1), still in scratch.
+        T sub[4][4];
+        load_tile(c, sub, j, j - 1, false);
+        load_tile(c, acc, j, j, true);
+        const long long q0 = clock64();
+        solve(c, sub);
+        const long long q1 = clock64();
+        store_tile(c, sub, j, j - 1, false);
+        member.team_barrier();
+        const long long q2 = clock64();
+        if (c.tid == 0) publish(flag(j, j - 1), c.want);
+        if (trace) {
+          t1 = flow_clock();
+          sc[0] = q1 - q0;
+          sc[1] = q2 - q1;
+          sc[2] = clock64() - q2;
+        }
+        // Its SYRK update of the diagonal tile, through scratch.
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+#pragma unroll
+          for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
+        member.team_barrier();
+#pragma unroll 4
+        for (int q = 0; q < TS; ++q) {
+          T av[4], bv[4];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) av[x] = c.s[(c.tr + 16 * x) * LD + q];
+#pragma unroll
+          for (int y = 0; y < 4; ++y) bv[y] = c.s[(c.tc + 16 * y) * LD + q];
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) acc[x][y] -= av[x] * bv[y];
+        }
+        member.team_barrier();
+      } else {
+        load_tile(c, acc, j, j, true);
+      }
+      const unsigned long long t2 = trace ? flow_clock() : 0;
+      const long long cy0 = clock64();
+      const int c0 = j * TS, mj = imin(TS, n - c0);
+      const bool good = factor_diag(member, c, acc, c0, mj);
+      const long long cy1 = clock64();
+      member.team_barrier();
+      if (c.tid == 0) publish(flag(j, j), c.want);
+      if (c.tid == 0 && trace) {
+        FlowTraceRec& rec = trace[ntasks + (j - j0)];
+        rec.t_take = t0;
+        rec.t_ready = t1;
+        rec.t_done = flow_clock();
+        rec.t_factor = t2;
+        rec.t_wait = tw;
+        rec.sub_cycles[0] = sc[0];
+        rec.sub_cycles[1] = sc[1];
+        rec.sub_cycles[2] = sc[2];
+        rec.cycles = cy1 - cy0;
+        rec.i = rec.j = j;
+        rec.sm = flow_sm();
+        rec.kind = kChain;
+      }
+      if (!good) return;
+      if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
+      member.team_barrier();
+    }
+  }
+
+  // Diagonal tile: the updated tile goes through scratch; four panels of 16 columns, each
+  // factored by warp 0 in registers with shuffles (lane l holds rows l and 32 + l), then the
+  // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
+  // scratch. False on a failure (info written).
+  template <class Member>
+  __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
+                              const int c0, const int mj) const {
+    T* const s = c.s;
+    const int lane = c.lane;
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        if (col <= r) s[r * LD + col] = (r < mj) ? acc[x][y] : (r == col ? T(1) : T(0));
+      }
+    member.team_barrier();
+#pragma unroll 1
+    for (int p = 0; p < 4; ++p) {
+      const int cp = 16 * p;
+      if (c.tid < 32) {
+        T x0[16], x1[16];
+#pragma unroll
+        for (int q = 0; q < 16; ++q) {
+          x0[q] = (p < 2 && cp + q <= lane) ? s[lane * LD + cp + q] : T(0);
+          x1[q] = s[(32 + lane) * LD + cp + q];
+        }
+        const int f = p < 2 ? warp_panel<true>(lane, cp, x0, x1)
+                            : warp_panel<false>(lane, cp - 32, x1, x0);
+        const int done = f ? f - 1 : 16;  // finished columns of this panel
+#pragma unroll
+        for (int q = 0; q < 16; ++q) {
+          const int col = cp + q;
+          if (q < done) {
+            if (p < 2 && col <= lane) {
+              s[lane * LD + col] = x0[q];
+              if (lane < mj) at(c0 + lane, c0 + col) = x0[q];
+            }
+            if (col <= 32 + lane) {
+              s[(32 + lane) * LD + col] = x1[q];
+              if (32 + lane < mj) at(c0 + 32 + lane, c0 + col) = x1[q];
+            }
+          }
+        }
+        if (lane == 0) {
+          c.sh[3] = f ? cp + f : 0;
+          if (f) *(volatile int*)info = c0 + cp + f;
+        }
+      }
+      member.team_barrier();
+      if (c.sh[3] != 0) return false;
+      if (p == 3) break;
+      // Columns right of the panel: s(r, col) -= sum_q L(r, cp + q) L(col, cp + q), r >= col;
+      // thread (tr, tc) takes rows tr + 16x, columns tc + 16y as in the tile layout, the
+      // operands loaded once per q for its 4 x 4 block.
+      {
+        T v[4][4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+#pragma unroll
+          for (int y = 0; y < 4; ++y) v[x][y] = s[(c.tr + 16 * x) * LD + c.tc + 16 * y];
+#pragma unroll 4
+        for (int q = 0; q < 16; ++q) {
+          T av[4], bv[4];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) av[x] = s[(c.tr + 16 * x) * LD + cp + q];
+#pragma unroll
+          for (int y = 0; y < 4; ++y) bv[y] = s[(c.tc + 16 * y) * LD + cp + q];
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) v[x][y] -= av[x] * bv[y];
+        }
+        member.team_barrier();  // every read of the panel's columns done
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+#pragma unroll
+          for (int y = 0; y < 4; ++y) {
+            const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+            if (col >= cp + 16 && col <= r) s[r * LD + col] = v[x][y];
+          }
+      }
+      member.team_barrier();
+    }
+    return true;
+  }
+
+  // Right-looking on a 16-column panel held by a warp: xp holds the rows of the panel's
+  // diagonal block (in lanes base .. base + 15) and xs (Two) 32 further rows. The column is
+  // scaled by rsqrt of the pivot (no division on the chain); the diagonal entry is sqrt.
+  // Returns the 1-based failing column of the panel, or 0.
+  template <bool Two>
+  __device__ static int warp_panel(const int lane, const int base, T (&xp)[16], T (&xs)[16]) {
+    // This lane's pivot, if it holds one: its square root (the diagonal entry) is taken after
+    // the loop, off the dependence chain (sqrt has a slow-path branch that would stall it).
+    T dp = T(1);
+    int fail = 0;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const T d = __shfl_sync(0xffffffffu, xp[k], base + k);
+      if (!usable_pivot(d)) {  // d is the same in every lane
+        fail = k + 1;
+        break;
+      }
+      const T r = rsqrt(d);
+      if (lane == base + k) dp = d;
+      xp[k] *= r;  // the pivot's own lane gets d * r here, sqrt(d) below
+      if (Two) xs[k] *= r;
+#pragma unroll
+      for (int j = k + 1; j < 16; ++j) {
+        const T lj = __shfl_sync(0xffffffffu, xp[k], base + j);
+        xp[j] -= xp[k] * lj;
+        if (Two) xs[j] -= xs[k] * lj;
+      }
+    }
+    const T dg = sqrt(dp);
+#pragma unroll
+    for (int k = 0; k < 16; ++k)
+      if (lane == base + k && (fail == 0 || k < fail - 1)) xp[k] = dg;
+    return fail;
+  }
+#endif
+};
+
+template <class Exec>
+using FlowWorkOf = FlowWork<typename Exec::memory_space>;
+
+#ifdef KOKKOS_ENABLE_CUDA
+// One workspace per CUDA stream, kept for the process (like the info words).
+inline FlowWork<Kokkos::CudaSpace>& cuda_flow_work(const Kokkos::Cuda& exec) {
+  static std::mutex m;
+  static std::map<cudaStream_t, FlowWork<Kokkos::CudaSpace>>* cache = nullptr;
+  std::lock_guard<std::mutex> lock(m);
+  if (cache == nullptr) {
+    cache = new std::map<cudaStream_t, FlowWork<Kokkos::CudaSpace>>;
+    Kokkos::push_finalize_hook([]() {
+      delete cache;
+      cache = nullptr;
+    });
+  }
+  return (*cache)[exec.cuda_stream()];
+}
+#endif
+
+inline int flow_tiles(const int n) { return (n + kFlowTile - 1) / kFlowTile; }
+
+inline int flow_tasks(const int nt, const int j0, const int j1) {
+  int t = 0;
+  for (int j = j0; j < j1; ++j) t += nt - j;
+  return t;
+}
+
+// Trace records a launch may write (tasks, plus one per column of the CUDA chain).
+inline int flow_trace_records(const int nt, const int j0, const int j1) {
+  return flow_tasks(nt, j0, j1) + 3 * (j1 - j0) + 1;
+}
+
+// Measurement knobs (perf_test sets them; 0 = the library's choice): teams of a dataflow
+// launch that runs beside the trailing update (a lookahead panel).
+struct FlowKnobs {
+  int panel_teams = 0;
+  static FlowKnobs& get() {
+    static FlowKnobs k;
+    return k;
+  }
+};
+
+// Teams of the persistent grid: enough to fill the device (one per SM on CUDA: a team takes
+// up to 255 registers per thread; one per host thread), never more than there are tasks (nor
+// than `cap` when positive).
+template <class Exec>
+int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
+  int teams = 1;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+    teams = exec.cuda_device_prop().multiProcessorCount;
+  else
+#endif
+    teams = int(exec.concurrency());
+  if (cap > 0 && cap < teams) teams = cap;
+  teams = teams < tasks ? teams : tasks;
+  // The CUDA chain (task 0) waits on later tasks: another team must exist beside it (one team
+  // fits per SM, so two SMs keep both resident).
+  return teams < 2 && tasks > 1 ? 2 : teams;
+}
+
+// Factor tile columns [j0, j1) of the n x n lower matrix `a` (columns before j0 already
+// factored and their updates applied). `info` is a device word; a non-zero value on entry
+// makes the call a no-op. The workspace must not be used by another launch at the same time.
+template <class Exec, class T>
+void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, const int j0,
+                const int j1, FlowWorkOf<Exec>& work, FlowTraceRec* trace = nullptr,
+                const int max_teams = 0) {
+  if (n == 0 || j0 >= j1) return;
+  const int nt = flow_tiles(n);
+  work.reserve(nt);
+  using F = FlowPotrf<T>;
+  F f;
+  f.a = a.p;
+  f.rs = a.rs;
+  f.cs = a.cs;
+  f.n = n;
+  f.nt = nt;  // flag(i, j) = flags + j * nt + i stays inside the work.nt^2 allocation
+  f.j0 = j0;
+  f.j1 = j1;
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  f.ntasks = host ? flow_tasks(nt, j0, j1) : f.cuda_ntasks();
+  f.nteams = flow_teams(exec, f.ntasks, max_teams);
+  f.info = info;
+  f.ctr = work.ctr.data();
+  f.flags = work.flags.data();
+  f.trace = trace;
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
+  if constexpr (host) {
+    Kokkos::parallel_for("kolesky::potrf_flow", Kokkos::TeamPolicy<Exec>(exec, f.nteams, 1), f);
+  } else {
+    Policy policy(exec, f.nteams, F::kThreads);
+    policy.set_scratch_size(0, Kokkos::PerTeam(F::kScratchElems * sizeof(T) + 64));
+    Kokkos::parallel_for("kolesky::potrf_flow", policy, f);
+  }
+}
+
+}  // namespace impl
+}  // namespace kolesky

@@ -1,0 +1,241 @@
+// A reusable Cholesky of one order, for solvers that factor a matrix of the same size again
+// and again (interior-point and Newton iterations):
+//
+//   kolesky::PotrfPlan<Kokkos::Cuda, double> plan(exec, n, kolesky::Uplo::Lower);
+//   for (...) {
+//     int info = plan.potrf(A);   // synchronous: info is on the host when it returns
+//     plan.potrs(A, B);
+//   }
+//
+// The plan owns what a call needs besides the matrix: the info words, the dataflow workspace
+// and, on CUDA, two streams of its own (work and lookahead; the legacy default stream cannot
+// be recorded, so the plan's work runs on its own stream, ordered after the work already
+// queued on the execution space's). On CUDA it also records the whole launch sequence once as
+// a CUDA graph and replays it: the first call on a matrix runs directly (one-time set-up stays
+// out of the recording), the second call on the same matrix (same pointer and strides)
+// records and replays, later ones replay. A call on another matrix records again
+// (cudaGraphExecUpdate keeps the instantiated graph when only pointers changed). If recording
+// fails, the plan runs directly from then on (uses_graph() tells).
+//
+// kolesky::potrf without a plan runs the same code, with per-stream cached workspace.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+
+#include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Types.hpp"
+#include "host/Kolesky_Potrf.hpp"
+
+namespace kolesky {
+
+template <class ExecSpace, class T>
+class PotrfPlan {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "kolesky::PotrfPlan: the scalar type must be float or double");
+
+ public:
+  PotrfPlan(const ExecSpace& exec, const int n, const Uplo uplo, const PotrfOptions& opt = {})
+      : exec_(exec), n_(n), uplo_(uplo), opt_(opt) {
+    if (n < 0) impl::throw_invalid("PotrfPlan", "the order must be >= 0, got ", n);
+    ctx_.info = impl::InfoView<ExecSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::plan_info"), 1);
+    host_info_ = HostInfo(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                             "kolesky::plan_info_host"), 1);
+    if (impl::potrf_uses_flow<ExecSpace, T>(n, opt)) {
+      work_.reset(new impl::FlowWorkOf<ExecSpace>);
+      work_->reserve(impl::flow_tiles(n));
+      ctx_.work = work_.get();
+    }
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      side_.reset(new impl::CudaSide);
+      ctx_.side = side_.get();
+      own_.reset(new impl::CudaSide);
+    }
+#endif
+  }
+  ~PotrfPlan() {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
+    }
+#endif
+  }
+  PotrfPlan(const PotrfPlan&) = delete;
+  PotrfPlan& operator=(const PotrfPlan&) = delete;
+
+  int order() const { return n_; }
+  Uplo uplo() const { return uplo_; }
+  const ExecSpace& space() const { return exec_; }
+  // CUDA: whether the last potrf replayed a recorded graph.
+  bool uses_graph() const { return replayed_; }
+
+  // Factor A (n x n, any layout) in place; returns LAPACK's info.
+  template <class AView>
+  int potrf(const AView& a) {
+    check(a, "potrf");
+    if (n_ == 0) return 0;
+    const auto l = lower(a);
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      const Key key{l.p, l.rs, l.cs};
+      const Kokkos::Cuda& w = *own_->exec;
+      impl::stream_wait(w, exec_, own_->to_side);  // after what exec_ already holds
+      replayed_ = false;
+      if (graphs_ok_ && graph_ != nullptr && key == graph_key_) {
+        replayed_ = cudaGraphLaunch(graph_, w.cuda_stream()) == cudaSuccess;
+      } else if (graphs_ok_ && key == seen_key_) {
+        replayed_ = record(l, key) && cudaGraphLaunch(graph_, w.cuda_stream()) == cudaSuccess;
+      }
+      if (!replayed_) {
+        enqueue(w, l);
+        seen_key_ = key;
+      }
+      w.fence();
+      return host_info_(0);
+    }
+#endif
+    enqueue(exec_, l);
+    exec_.fence();
+    return host_info_(0);
+  }
+
+  // Solve with the factor from potrf: B (rank 1 or 2) <- A^{-1} B.
+  template <class AView, class BView>
+  void potrs(const AView& a, const BView& b) const {
+    check(a, "potrs");
+    kolesky::potrs(exec_, uplo_, a, b, opt_.blas);
+  }
+
+  // Factor and solve; on info != 0, B is unchanged.
+  template <class AView, class BView>
+  int posv(const AView& a, const BView& b) {
+    check(a, "posv");
+    impl::check_rhs<ExecSpace>("PotrfPlan::posv", a, b);
+    const int info = potrf(a);
+    if (info == 0) potrs(a, b);
+    return info;
+  }
+
+ private:
+  static constexpr bool is_cuda =
+#ifdef KOKKOS_ENABLE_CUDA
+      std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+      false;
+#endif
+  using HostInfo = Kokkos::View<int*,
+#ifdef KOKKOS_ENABLE_CUDA
+                                std::conditional_t<is_cuda, Kokkos::CudaHostPinnedSpace,
+                                                   Kokkos::HostSpace>
+#else
+                                Kokkos::HostSpace
+#endif
+                                >;
+  struct Key {
+    const void* p = nullptr;
+    std::ptrdiff_t rs = 0, cs = 0;
+    bool operator==(const Key& o) const { return p == o.p && rs == o.rs && cs == o.cs; }
+  };
+
+  template <class AView>
+  void check(const AView& a, const char* what) const {
+    impl::check_matrix<ExecSpace>(what, a);
+    static_assert(std::is_same<typename AView::non_const_value_type, T>::value,
+                  "kolesky::PotrfPlan: the matrix's scalar type differs from the plan's");
+    if (int(a.extent(0)) != n_)
+      impl::throw_invalid(what, "the plan is for order ", n_, " but A is ", a.extent(0), " x ",
+                          a.extent(1));
+  }
+
+  template <class AView>
+  impl::Strided<T> lower(const AView& a) const {
+    return uplo_ == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a) : impl::lower_of<Uplo::Upper>(a);
+  }
+
+  // Zero info, factor, copy info to the host word: all queued on `e`.
+  void enqueue(const ExecSpace& e, const impl::Strided<T>& l) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), e.cuda_stream());
+      impl::potrf_enqueue(e, n_, l, opt_, ctx_);
+      cudaMemcpyAsync(host_info_.data(), ctx_.info.data(), sizeof(int), cudaMemcpyDeviceToHost,
+                      e.cuda_stream());
+      return;
+    }
+#endif
+    Kokkos::deep_copy(e, ctx_.info, 0);
+    impl::potrf_enqueue(e, n_, l, opt_, ctx_);
+    Kokkos::deep_copy(e, host_info_, ctx_.info);
+  }
+
+#ifdef KOKKOS_ENABLE_CUDA
+  // Record enqueue(l) as a graph (update the instantiated one when possible).
+  bool record(const impl::Strided<T>& l, const Key& key) {
+    const Kokkos::Cuda& w = *own_->exec;
+    cudaStream_t s = w.cuda_stream();
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      graphs_ok_ = false;
+      cudaGetLastError();
+      return false;
+    }
+    enqueue(w, l);
+    cudaGraph_t g = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(s, &g);
+    if (e != cudaSuccess || g == nullptr) {
+      graphs_ok_ = false;
+      cudaGetLastError();
+      if (g) cudaGraphDestroy(g);
+      return false;
+    }
+    bool ok = false;
+    if (graph_ != nullptr) {
+#if CUDART_VERSION >= 12000
+      cudaGraphExecUpdateResultInfo info;
+      ok = cudaGraphExecUpdate(graph_, g, &info) == cudaSuccess;
+#else
+      cudaGraphNode_t node;
+      cudaGraphExecUpdateResult res;
+      ok = cudaGraphExecUpdate(graph_, g, &node, &res) == cudaSuccess;
+#endif
+      if (!ok) {
+        cudaGetLastError();
+        cudaGraphExecDestroy(graph_);
+        graph_ = nullptr;
+      }
+    }
+    if (!ok) {
+#if CUDART_VERSION >= 12000
+      ok = cudaGraphInstantiate(&graph_, g, 0) == cudaSuccess;
+#else
+      ok = cudaGraphInstantiate(&graph_, g, nullptr, nullptr, 0) == cudaSuccess;
+#endif
+    }
+    cudaGraphDestroy(g);
+    if (!ok) {
+      graphs_ok_ = false;
+      graph_ = nullptr;
+      cudaGetLastError();
+      return false;
+    }
+    graph_key_ = key;
+    return true;
+  }
+  cudaGraphExec_t graph_ = nullptr;
+  std::unique_ptr<impl::CudaSide> side_, own_;  // lookahead stream; the plan's work stream
+#endif
+
+  ExecSpace exec_;
+  int n_;
+  Uplo uplo_;
+  PotrfOptions opt_;
+  impl::PotrfContext<ExecSpace> ctx_;
+  std::unique_ptr<impl::FlowWorkOf<ExecSpace>> work_;
+  HostInfo host_info_;
+  Key seen_key_, graph_key_;
+  bool graphs_ok_ = true;
+  bool replayed_ = false;
+};
+
+}  // namespace kolesky

@@ -1,0 +1,272 @@
+// The tile-dataflow potrf (Algo::Dataflow, and Blocked's dataflow panels): sizes around the
+// 64-tile and panel boundaries, both triangles and layouts, strided matrices, failures in the
+// first / a middle / the last panel, NaN, repeated calls on one stream.
+#include <gtest/gtest.h>
+
+#include <Kolesky.hpp>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "Kolesky_TestUtils.hpp"
+
+namespace kolesky {
+namespace test {
+namespace {
+
+template <class T>
+class PotrfFlow : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(PotrfFlow, Scalars);
+
+constexpr double kOther = -7777.0;
+constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
+template <class T>
+void check_factor(const Dense& a, const Dense& f, Uplo uplo) {
+  for (int j = 0; j < a.n; ++j)
+    for (int i = 0; i < a.n; ++i)
+      if (!in_triangle(uplo, i, j)) {
+        ASSERT_EQ(f(i, j), kOther) << "other triangle written at " << i << "," << j;
+      }
+  EXPECT_LT(potrf_ratio<T>(a, factor_of(f, uplo)), 30.0);
+}
+
+// dst = src on the device (any layouts); a free function: nvcc takes no device lambda in a
+// test body.
+template <class Dst, class Src>
+void copy_matrix(const Dst& dst, const Src& src) {
+  const int n = int(src.extent(0));
+  Kokkos::parallel_for(
+      "copy", Kokkos::RangePolicy<ExecSpace>(0, n * n),
+      KOKKOS_LAMBDA(const int e) { dst(e % n, e / n) = src(e % n, e / n); });
+  Kokkos::fence();
+}
+
+PotrfOptions flow_opts(Algo algo, int nb = 0, bool lookahead = true) {
+  PotrfOptions o;
+  o.algo = algo;
+  o.block_size = nb;
+  o.lookahead = lookahead;
+  o.panel = Panel::Dataflow;
+  return o;
+}
+
+std::string describe(const PotrfOptions& o, int n, Uplo u) {
+  return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
+         " nb=" + std::to_string(o.block_size) + " " + name(u) +
+         (o.lookahead ? "" : " nolookahead");
+}
+
+}  // namespace
+
+// Whole-matrix dataflow and the GPU default around tile boundaries, both triangles, both
+// layouts; the other triangle is neither read nor written.
+TYPED_TEST(PotrfFlow, Sizes) {
+  using T = TypeParam;
+  for (const int n : {0, 1, 2, 3, 63, 64, 65, 127, 128, 129, 255, 1000})
+    for (const Algo algo : {Algo::Dataflow, Algo::Default}) {
+      const Dense a = random_spd<T>(n, 900u + n);
+      for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+        const PotrfOptions o = flow_opts(algo);
+        SCOPED_TRACE(describe(o, n, u));
+        auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
+        check_factor<T>(a, to_host(l), u);
+        auto r = to_device<T, Kokkos::LayoutRight>(a, u, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), u, r, o), 0);
+        check_factor<T>(a, to_host(r), u);
+      }
+    }
+}
+
+// Blocked and BlockedLeft with dataflow panels: widths that divide n and that do not.
+TYPED_TEST(PotrfFlow, Panels) {
+  using T = TypeParam;
+  for (const Algo algo : {Algo::Blocked, Algo::BlockedLeft})
+    for (const int nb : {64, 128, 192})
+      for (const bool la : {true, false})
+        for (const int n : {65, 300, 641}) {
+          if (algo == Algo::BlockedLeft && !la) continue;  // lookahead unused
+          const PotrfOptions o = flow_opts(algo, nb, la);
+          const Dense a = random_spd<T>(n, 700u + n);
+          for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+            SCOPED_TRACE(describe(o, n, u));
+            auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+            ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
+            check_factor<T>(a, to_host(l), u);
+          }
+        }
+}
+
+// A subview with no unit stride (every 2nd element of a bigger array).
+TYPED_TEST(PotrfFlow, NonUnitStride) {
+  using T = TypeParam;
+  const int n = 200;
+  const Dense a = random_spd<T>(n, 31u);
+  Kokkos::View<T***, Kokkos::LayoutLeft, MemSpace> big("big", 2, n, n);
+  auto sub = Kokkos::subview(big, 1, Kokkos::ALL, Kokkos::ALL);
+  auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  copy_matrix(sub, d);
+  ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, sub, flow_opts(Algo::Dataflow)), 0);
+  copy_matrix(d, sub);
+  check_factor<T>(a, to_host(d), Uplo::Lower);
+}
+
+// A non-positive or NaN pivot in the first, a middle and the last tile column / panel: info
+// is exactly the first failing minor, the columns before it are the factor's, and the next
+// call on the same stream (the counters and flags reset themselves) succeeds.
+TYPED_TEST(PotrfFlow, Failures) {
+  using T = TypeParam;
+  const int n = kHost ? 400 : 1000;
+  const Dense good = dominant_spd<T>(n, 5u);
+  for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128),
+                                flow_opts(Algo::Blocked, 128, false), flow_opts(Algo::Default)})
+    for (const int k : {0, 1, 63, 64, 130, n / 2, n - 1})
+      for (const int kind : {0, 1, 2}) {  // -1 pivot, NaN pivot, NaN below the diagonal
+        Dense a = good;
+        if (kind == 0) a(k, k) = -1;
+        if (kind == 1) a(k, k) = std::numeric_limits<double>::quiet_NaN();
+        if (kind == 2 && k > 0) a(k, k / 2) = a(k / 2, k) = std::numeric_limits<double>::quiet_NaN();
+        if (kind == 2 && k == 0) a(0, 0) = std::numeric_limits<double>::infinity();
+        SCOPED_TRACE(describe(o, n, Uplo::Lower) + " k=" + std::to_string(k) +
+                     " kind=" + std::to_string(kind));
+        auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), k + 1);
+        // Columns before the failing one are finished: compare with a good factorization of
+        // the leading block.
+        if (k >= 2 && kind == 0) {
+          const Dense f = to_host(d);
+          Dense lead(k, k);
+          for (int j = 0; j < k; ++j)
+            for (int i = 0; i < k; ++i) lead(i, j) = a(i, j);
+          Dense fl(k, k);
+          for (int j = 0; j < k; ++j)
+            for (int i = j; i < k; ++i) fl(i, j) = f(i, j);
+          EXPECT_LT(potrf_ratio<T>(lead, fl), 30.0);
+        }
+        auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);
+      }
+}
+
+// A small mix for the sanitizers: whole-matrix and panel dataflow, both triangles, failures,
+// a plan.
+TYPED_TEST(PotrfFlow, Sanitize) {
+  using T = TypeParam;
+  const Dense a = random_spd<T>(200, 77u);
+  for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 64),
+                                flow_opts(Algo::Blocked, 64, false)})
+    for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+      SCOPED_TRACE(describe(o, 200, u));
+      auto d = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), u, d, o), 0);
+      check_factor<T>(a, to_host(d), u);
+      Dense bad = a;
+      bad(70, 70) = std::numeric_limits<double>::quiet_NaN();
+      auto z = to_device<T, Kokkos::LayoutLeft>(bad, u, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), u, z, o), 71);
+    }
+  PotrfPlan<ExecSpace, T> plan(ExecSpace(), 200, Uplo::Lower);
+  for (int rep = 0; rep < 3; ++rep) {
+    auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    ASSERT_EQ(plan.potrf(d), 0);
+  }
+}
+
+// Orders where the GPU default changes strategy, checked by a solve (O(n^2) on the host).
+TYPED_TEST(PotrfFlow, LargeSolve) {
+  using T = TypeParam;
+  std::vector<int> sizes = {2049};
+  if (!kHost) sizes = {2049, 4096, 4097, 8192};
+  for (const int n : sizes) {
+    const Dense a = dominant_spd<T>(n, 13u + n);
+    Dense b = random_matrix(n, 1, 14u);
+    for (auto& x : b.v) x = double(T(x));
+    for (const Algo algo : {Algo::Default, Algo::Dataflow}) {
+      if (kHost && algo == Algo::Default) continue;  // the host default is tested elsewhere
+      const PotrfOptions o = flow_opts(algo);
+      SCOPED_TRACE(describe(o, n, Uplo::Lower));
+      auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, 0.0);
+      auto db = to_device<T, Kokkos::LayoutLeft>(b);
+      ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, da, db, o), 0);
+      EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+    }
+  }
+}
+
+}  // namespace test
+}  // namespace kolesky
+
+namespace kolesky {
+namespace test {
+
+// A plan reused on several matrices (same and different Views, both triangles), a failing
+// matrix followed by a good one, and the wrong order refused.
+TYPED_TEST(PotrfFlow, PlanReuse) {
+  using T = TypeParam;
+  for (const int n : {0, 1, 65, 300, kHost ? 700 : 2049})
+    for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+      PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, u);
+      SCOPED_TRACE("n=" + std::to_string(n) + " " + name(u));
+      const Dense a = dominant_spd<T>(n, 40u + n), c = dominant_spd<T>(n, 41u + n);
+      auto x = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+      auto y = to_device<T, Kokkos::LayoutLeft>(c, u, kOther);
+      const auto x0 = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+      // Three calls on x (direct, recorded, replayed), then y, then x again.
+      for (int rep = 0; rep < 3; ++rep) {
+        Kokkos::deep_copy(x, x0);
+        ASSERT_EQ(plan.potrf(x), 0) << "rep " << rep;
+        if (n <= 300) check_factor<T>(a, to_host(x), u);
+      }
+      ASSERT_EQ(plan.potrf(y), 0);
+      if (n <= 300) check_factor<T>(c, to_host(y), u);
+      Kokkos::deep_copy(x, x0);
+      ASSERT_EQ(plan.potrf(x), 0);
+      // A solve through the plan.
+      Dense b = random_matrix(n, 2, 3u);
+      for (auto& v : b.v) v = double(T(v));
+      auto db = to_device<T, Kokkos::LayoutLeft>(b);
+      plan.potrs(x, db);
+      EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+      if (n < 2) continue;
+      // A failing matrix twice (recorded on the second call), then the good one again.
+      Dense bad = a;
+      bad(n / 2, n / 2) = -1;
+      auto z = to_device<T, Kokkos::LayoutLeft>(bad, u, kOther);
+      const auto z0 = to_device<T, Kokkos::LayoutLeft>(bad, u, kOther);
+      ASSERT_EQ(plan.potrf(z), n / 2 + 1);
+      Kokkos::deep_copy(z, z0);
+      ASSERT_EQ(plan.potrf(z), n / 2 + 1);
+      Kokkos::deep_copy(x, x0);
+      ASSERT_EQ(plan.posv(x, db), 0);
+    }
+  PotrfPlan<ExecSpace, T> plan(ExecSpace(), 10, Uplo::Lower);
+  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> wrong("wrong", 11, 11);
+  EXPECT_THROW(plan.potrf(wrong), kolesky::invalid_argument);
+}
+
+// On CUDA the third call on one matrix replays a recorded graph.
+TYPED_TEST(PotrfFlow, PlanGraph) {
+  using T = TypeParam;
+  if (kHost) GTEST_SKIP() << "graphs are CUDA only";
+  for (const int n : {200, 1000, 5000}) {
+    PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower);
+    const Dense a = dominant_spd<T>(n, 60u);
+    const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    for (int rep = 0; rep < 3; ++rep) {
+      Kokkos::deep_copy(x, a0);
+      ASSERT_EQ(plan.potrf(x), 0);
+    }
+    EXPECT_TRUE(plan.uses_graph()) << "n=" << n;
+    Dense b = random_matrix(n, 1, 3u);
+    for (auto& v : b.v) v = double(T(v));
+    auto db = to_device<T, Kokkos::LayoutLeft>(b);
+    plan.potrs(x, db);
+    EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+  }
+}
+
+}  // namespace test
+}  // namespace kolesky
