@@ -2,6 +2,8 @@
 // numbers, and bit-exact write -> read round trips.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <Kolesky.hpp>
 
 #include <chrono>
@@ -451,9 +453,16 @@ TEST(MatrixMarket, MalformedText) {
   // rows * cols * sizeof(double) overflows 64 bits.
   EXPECT_TRUE(text_fails_with(coord + "2147483647 2147483647 0\n", 2,
                               "2147483647 x 2147483647 double matrix does not fit"));
-  // A size that passes the checks but exceeds any address space (16 EiB) cannot be allocated.
+  // A size the input cannot describe is refused before any allocation; with the limit lifted,
+  // one that exceeds any address space (16 EiB) still fails cleanly at the allocation.
   EXPECT_TRUE(text_fails_with<float>(coord + "% c\n2147483647 2147483647 0\n", 3,
-                                     "cannot allocate a 2147483647 x 2147483647 float matrix"));
+                                     "refusing to allocate a 2147483647 x 2147483647 matrix"));
+  {
+    std::istringstream in(coord + "% c\n2147483647 2147483647 0\n");
+    EXPECT_TRUE(fails_with(
+        [&] { read_matrix_market<float>(in, "text.mtx", nullptr, ~std::uint64_t(0)); }, 3,
+        "cannot allocate a 2147483647 x 2147483647 float matrix"));
+  }
   EXPECT_TRUE(text_fails_with("%%MatrixMarket matrix coordinate real symmetric\n3 4 0\n", 2,
                               "symmetric matrix must be square, size line says 3 x 4"));
   EXPECT_TRUE(text_fails_with("%%MatrixMarket matrix array real skew-symmetric\n2 1\n", 2,
@@ -571,6 +580,36 @@ TEST(MatrixMarket, FuzzEmptyMatrixWithAHugeExtent) {
       "%%MatrixMarket matrix coordinate pattern general\n2147483647 0 0\n");
   EXPECT_EQ(b.extent(0), 2147483647u);
   EXPECT_EQ(b.extent(1), 0u);
+}
+
+// A header may not claim more than the input can describe: a 40-byte file that declares a
+// 40000 x 40000 matrix fails at its size line, without allocating 12.8 GB.
+TEST(MatrixMarket, BoundedByTheInputsSize) {
+  const std::string tiny = "%%MatrixMarket matrix coordinate real general\n40000 40000 1\n1 1 2\n";
+  const std::string path = temp_path("tiny_claims_big.mtx");
+  {
+    std::ofstream f(path);
+    f << tiny;
+  }
+  EXPECT_TRUE(file_fails_with(path, 2, "refusing to allocate a 40000 x 40000 matrix"));
+  EXPECT_TRUE(text_fails_with(tiny, 2, "refusing to allocate"));  // a seekable stream too
+  // An array file claiming more entries than its bytes can hold.
+  EXPECT_TRUE(text_fails_with("%%MatrixMarket matrix array real general\n3000 3000\n1\n", 2,
+                              "more than"));
+  // A coordinate file may be far larger as a dense matrix than as text (sparse input).
+  std::ostringstream big;
+  big << "%%MatrixMarket matrix coordinate real general\n1500 1500 2000\n";
+  for (int k = 0; k < 2000; ++k) big << 1 + k % 1500 << " " << 1 + (7 * k) % 1500 << " 1\n";
+  EXPECT_EQ(parse(big.str()).extent(0), 1500u);
+  // The caller may lower or raise the limit.
+  std::istringstream in(big.str());
+  EXPECT_TRUE(fails_with([&] { read_matrix_market<double>(in, "low.mtx", nullptr, 1000); }, 2,
+                         "the limit is 1000 elements"));
+  std::istringstream in2(tiny);
+  EXPECT_TRUE(fails_with(
+      [&] { read_matrix_market<float>(in2, "raised.mtx", nullptr, std::uint64_t(1) << 20); }, 2,
+      "refusing"));  // 1.6e9 elements is still over a 2^20 limit
+  std::remove(path.c_str());
 }
 
 TEST(MatrixMarket, HeaderUntouchedOnError) {

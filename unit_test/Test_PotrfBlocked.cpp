@@ -202,6 +202,26 @@ TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
     }
 }
 
+// The TF32 float factor (CUDA; elsewhere the flag changes nothing): more refinement steps,
+// the same accuracy, large enough that cuBLAS takes the trailing updates (n > 3072 on CUDA).
+TEST(PosvMixed, FastFactorReachesDoubleAccuracy) {
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  for (const int n : {200, host ? 600 : 4000}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Dense a = host || n < 1000 ? spd_with_condition(n, 10.0, 11u) : dominant_spd<double>(n, 11u);
+    const Dense b = random_matrix(n, 1, 12u);
+    auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    auto db = to_device<double, Kokkos::LayoutLeft>(b);
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 1);
+    PosvMixedOptions o;
+    o.fast_factor = true;
+    const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, db, dx, o);
+    EXPECT_EQ(r.info, 0);
+    EXPECT_GE(r.iterations, 0);
+    EXPECT_LT(solve_ratio_fast(a, to_host(dx), b, eps<double>()), 30.0);
+  }
+}
+
 TEST(PosvMixed, IllConditionedFallsBack) {
   const int n = 120;
   const Dense a = spd_with_condition(n, 1e12, 9u);

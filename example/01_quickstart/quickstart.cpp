@@ -2,13 +2,17 @@
 //
 //   01_quickstart [n]      (default n = 3000)
 //
-// Builds A = M M^T / n + I on the device, solves A x = b with kolesky::posv, and prints the
-// relative residual, the time of the factorization and its rate.
+// Builds A = M M^T / n + I on the device, solves A x = b with kolesky::potrf / potrs, and
+// prints the relative residual, the time of the factorization and its rate. The first call in
+// a process pays one-time set-up (on CUDA: cuBLAS handle, module loading, workspaces): it is
+// reported on its own line; the headline time is the median of warm calls.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <Kolesky.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard guard(argc, argv);
@@ -33,13 +37,24 @@ int main(int argc, char* argv[]) {
   Kokkos::deep_copy(a0, a);
   Kokkos::deep_copy(x, b);
 
+  Kokkos::fence();
   Kokkos::Timer timer;
-  const int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
-  const double t_factor = timer.seconds();
+  int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);  // the first call of the process
+  const double t_first = timer.seconds();
+  std::vector<double> warm;
+  for (int rep = 0; rep < 5 && info == 0; ++rep) {  // warm calls on the same matrix
+    Kokkos::deep_copy(a, a0);
+    Kokkos::fence();
+    timer.reset();
+    info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+    warm.push_back(timer.seconds());
+  }
   if (info != 0) {
     std::printf("potrf failed: info = %d\n", info);
     return 1;
   }
+  std::sort(warm.begin(), warm.end());
+  const double t_factor = warm[warm.size() / 2];
   timer.reset();
   kolesky::potrs(Exec(), kolesky::Uplo::Lower, a, x);
   const double t_solve = timer.seconds();
@@ -69,8 +84,10 @@ int main(int argc, char* argv[]) {
   const double rel = rmax / (amax * xmax);
 
   std::printf("Kolesky %s on %s, n = %d\n", KOLESKY_VERSION, Exec::name(), n);
-  std::printf("  potrf: %8.3f ms  %7.2f GFLOP/s\n", 1e3 * t_factor,
+  std::printf("  potrf: %8.3f ms  %7.2f GFLOP/s  (median of 5 warm calls)\n", 1e3 * t_factor,
               n * double(n) * n / 3.0 / t_factor * 1e-9);
+  std::printf("  first potrf call: %8.3f ms (one-time set-up included: %.3f ms)\n",
+              1e3 * t_first, 1e3 * (t_first - t_factor));
   std::printf("  potrs: %8.3f ms\n", 1e3 * t_solve);
   std::printf("  relative residual ||b - A x|| / (||A|| ||x||) = %.2e  %s\n", rel,
               rel < 1e-12 ? "OK" : "TOO LARGE");

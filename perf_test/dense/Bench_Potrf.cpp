@@ -448,18 +448,20 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
 }
 
 // posv_mixed (float factor, double refinement) on the same problems as the double posv.
-void posv_mixed_bench(benchmark::State& state) {
+void posv_mixed_bench(benchmark::State& state, const bool fast) {
   const int n = int(state.range(0)), nrhs = int(state.range(1));
   SolveProblem<double> p(n, nrhs);
   Matrix<double> x("X", n, nrhs);
   kolesky::PosvMixedResult r;
+  kolesky::PosvMixedOptions o;
+  o.fast_factor = fast;
   Kokkos::deep_copy(p.a, p.a0);
-  r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x);  // untimed first call
+  r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);  // untimed first call
   for (auto _ : state) {
     Kokkos::deep_copy(p.a, p.a0);
     Exec().fence();
     Kokkos::Timer t;
-    r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x);
+    r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);
     state.SetIterationTime(t.seconds());
   }
   Kokkos::deep_copy(p.b, x);
@@ -494,10 +496,14 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
 #endif
   (void)host;
   if (std::is_same<T, double>::value) {
-    auto* b = benchmark::RegisterBenchmark("kolesky_posv_mixed<double>", posv_mixed_bench);
-    for (int n : sizes)
-      for (int r : nrhs) b->Args({n, r});
-    b->UseManualTime()->Unit(benchmark::kMillisecond);
+    for (const bool fast : {false, true}) {
+      auto* b = benchmark::RegisterBenchmark(
+          fast ? "kolesky_posv_mixed_tf32<double>" : "kolesky_posv_mixed<double>",
+          [fast](benchmark::State& st) { posv_mixed_bench(st, fast); });
+      for (int n : sizes)
+        for (int r : nrhs) b->Args({n, r});
+      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
   }
   for (bool with_factor : {false, true})
     for (const auto& w : who) {

@@ -14,7 +14,11 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "common/Kolesky_Error.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
@@ -122,6 +126,51 @@ struct is_batch<InterleavedBatch<T, M>> : std::true_type {};
 template <class T, class M>
 struct is_batch<ChunkedBatch<T, M>> : std::true_type {};
 
+// What every batched routine accepts: a batch container, or a plain rank-3 View (batch, n, m)
+// of any layout, taken as a StridedBatch; right-hand sides may also be a rank-2 View
+// (batch, n): one right-hand side per matrix.
+template <class X>
+struct is_batch_like : is_batch<X> {};
+template <class T, class... P>
+struct is_batch_like<Kokkos::View<T***, P...>> : std::bool_constant<!std::is_pointer<T>::value> {};
+template <class X>
+struct is_rhs_like : is_batch_like<X> {};
+template <class T, class... P>  // rank 2 (T** with T itself a pointer would be rank 3 or more)
+struct is_rhs_like<Kokkos::View<T**, P...>>
+    : std::bool_constant<!std::is_pointer<T>::value || is_batch_like<Kokkos::View<T**, P...>>::value> {};
+
+template <class B, std::enable_if_t<is_batch<B>::value, int> = 0>
+const B& as_batch(const B& b) {
+  return b;
+}
+template <class T, class... P, std::enable_if_t<!std::is_pointer<T>::value, int> = 0>
+auto as_batch(const Kokkos::View<T***, P...>& v) {
+  using V = Kokkos::View<T***, P...>;
+  using S = StridedBatch<T, typename V::array_layout, typename V::memory_space>;
+  return S(typename S::view_type(v));
+}
+template <class B, std::enable_if_t<is_batch_like<B>::value, int> = 0>
+auto as_rhs(const B& b) {
+  return as_batch(b);
+}
+// (batch, n) as (batch, n, 1).
+template <class T, class... P, std::enable_if_t<!std::is_pointer<T>::value, int> = 0>
+auto as_rhs(const Kokkos::View<T**, P...>& v) {
+  using V = Kokkos::View<T**, P...>;
+  using M = typename V::memory_space;
+  using S = StridedBatch<T, Kokkos::LayoutStride, M>;
+  const Kokkos::LayoutStride ls(v.extent(0), v.stride(0), v.extent(1), v.stride(1), 1, 1);
+  const Kokkos::View<T***, Kokkos::LayoutStride, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> u(
+      v.data(), ls);
+  return S(typename S::view_type(u));
+}
+
+// The container a batch-like argument stands for.
+template <class X>
+using batch_t = std::decay_t<decltype(as_batch(std::declval<const X&>()))>;
+template <class X>
+using rhs_t = std::decay_t<decltype(as_rhs(std::declval<const X&>()))>;
+
 // Host mirrors (same layout, HostSpace) and deep copies between a batch and its mirror.
 template <class T, class L, class M>
 auto create_mirror_view(const StridedBatch<T, L, M>& b) {
@@ -194,6 +243,7 @@ void copy_transposed(const ExecSpace& exec, const Src& src, const Dst& dst) {
 // into a fast layout, or unpack results back.
 template <class ExecSpace, class Src, class Dst>
 void copy(const ExecSpace& exec, const Src& src, const Dst& dst) {
+  const kolesky::impl::Region region("kolesky::batched::copy");
   static_assert(is_batch<Src>::value && is_batch<Dst>::value, "kolesky::batched::copy: batches");
   if (src.size() != dst.size() || src.rows() != dst.rows() || src.cols() != dst.cols())
     kolesky::impl::throw_invalid("batched::copy", "shapes differ: ", src.size(), " x ", src.rows(), " x ",

@@ -38,9 +38,12 @@ void check_pivots(const char* routine, const Batch& a, const Piv& ipiv) {
 
 }  // namespace impl
 
-template <class ExecSpace, class Batch, class Piv, class Info>
-std::enable_if_t<is_batch<Batch>::value> getrf(const ExecSpace& exec, const Batch& a,
-                                                const Piv& ipiv, const Info& info) {
+template <class ExecSpace, class ABatch, class Piv, class Info>
+std::enable_if_t<is_batch_like<ABatch>::value> getrf(const ExecSpace& exec, const ABatch& a_,
+                                                      const Piv& ipiv, const Info& info) {
+  const kolesky::impl::Region region("kolesky::batched::getrf");
+  const auto& a = as_batch(a_);
+  using Batch = batch_t<ABatch>;
   impl::check_batch<ExecSpace>("batched::getrf", "A", a, true);
   impl::check_pivots<ExecSpace>("batched::getrf", a, ipiv);
   impl::check_info<ExecSpace>("batched::getrf", info, a.size());
@@ -57,10 +60,15 @@ std::enable_if_t<is_batch<Batch>::value> getrf(const ExecSpace& exec, const Batc
 }
 
 // B <- op(A)^{-1} B for every matrix whose info is 0 (pass an empty info View to solve all).
-template <class ExecSpace, class ABatch, class Piv, class BBatch, class Info>
-std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> getrs(
-    const ExecSpace& exec, const Trans trans, const ABatch& a, const Piv& ipiv, const BBatch& b,
-    const Info& info) {
+template <class ExecSpace, class ABatch_, class Piv, class BBatch_, class Info>
+std::enable_if_t<is_batch_like<ABatch_>::value && is_rhs_like<BBatch_>::value> getrs(
+    const ExecSpace& exec, const Trans trans, const ABatch_& a_, const Piv& ipiv,
+    const BBatch_& b_, const Info& info) {
+  const kolesky::impl::Region region("kolesky::batched::getrs");
+  const auto& a = as_batch(a_);
+  const auto b = as_rhs(b_);
+  using ABatch = batch_t<ABatch_>;
+  using BBatch = rhs_t<BBatch_>;
   impl::check_solve<ExecSpace>("batched::getrs", a, b);
   impl::check_pivots<ExecSpace>("batched::getrs", a, ipiv);
   const bool skip = info.extent(0) > 0;
@@ -85,8 +93,11 @@ std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> getrs(
 
 // Factor and solve; matrices that fail keep their right-hand sides unchanged.
 template <class ExecSpace, class ABatch, class Piv, class BBatch, class Info>
-std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> gesv(
-    const ExecSpace& exec, const ABatch& a, const Piv& ipiv, const BBatch& b, const Info& info) {
+std::enable_if_t<is_batch_like<ABatch>::value && is_rhs_like<BBatch>::value> gesv(
+    const ExecSpace& exec, const ABatch& a_, const Piv& ipiv, const BBatch& b_, const Info& info) {
+  const kolesky::impl::Region region("kolesky::batched::gesv");
+  const auto& a = as_batch(a_);
+  const auto b = as_rhs(b_);
   impl::check_solve<ExecSpace>("batched::gesv", a, b);
   getrf(exec, a, ipiv, info);
   getrs(exec, Trans::No, a, ipiv, b, info);

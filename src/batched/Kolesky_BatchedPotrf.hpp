@@ -19,6 +19,7 @@
 #include "batched/tuned/Kolesky_TunedDevice.hpp"
 #include "batched/tuned/Kolesky_TunedHost.hpp"
 #include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Profiling.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
@@ -38,7 +39,7 @@ namespace impl {
 template <class Exec, class Batch>
 void check_batch(const char* routine, const char* what, const Batch& a, bool square) {
   static_assert(is_batch<Batch>::value, "kolesky::batched: expected a batch container");
-  using T = typename Batch::value_type;
+  using T = std::remove_const_t<typename Batch::value_type>;
   static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
                 "kolesky::batched: the scalar type must be float or double");
   if (!Kokkos::SpaceAccessibility<Exec, typename Batch::memory_space>::accessible)
@@ -132,6 +133,7 @@ template <class ExecSpace, class Batch, class Info>
 std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo uplo,
                                               const Batch& a, const Info& info,
                                               const Options& opt = {}) {
+  const kolesky::impl::Region region("kolesky::batched::potrf");
   impl::check_batch<ExecSpace>("batched::potrf", "A", a, true);
   impl::check_info<ExecSpace>("batched::potrf", info, a.size());
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename Batch::memory_space>::accessible &&
@@ -253,8 +255,9 @@ template <class Exec, class ABatch, class BBatch>
 void check_solve(const char* routine, const ABatch& a, const BBatch& b) {
   check_batch<Exec>(routine, "A", a, true);
   check_batch<Exec>(routine, "B", b, false);
-  static_assert(std::is_same<typename ABatch::value_type, typename BBatch::value_type>::value,
-                "kolesky::batched: A and B must have the same scalar type");
+  static_assert(std::is_same<std::remove_const_t<typename ABatch::value_type>,
+                             typename BBatch::value_type>::value,
+                "kolesky::batched: A and B must have the same scalar type (B not const)");
   if (b.size() != a.size())
     kolesky::impl::throw_invalid(routine, "B holds ", b.size(), " matrices but A holds ",
                                  a.size());
@@ -265,13 +268,36 @@ void check_solve(const char* routine, const ABatch& a, const BBatch& b) {
 
 }  // namespace impl
 
-// Solve with factors from batched::potrf.
-template <class ExecSpace, class ABatch, class BBatch>
-std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> potrs(
-    const ExecSpace& exec, const Uplo uplo, const ABatch& a, const BBatch& b) {
+// Solve with factors from batched::potrf: B <- A^{-1} B for every matrix whose info is 0;
+// failed matrices keep their B. A may be const; B: a batch, a rank-3 View or a rank-2 View
+// (batch, n) for one right-hand side per matrix.
+template <class ExecSpace, class ABatch, class BBatch, class Info>
+std::enable_if_t<is_batch_like<ABatch>::value && is_rhs_like<BBatch>::value &&
+                 Kokkos::is_view<Info>::value>
+potrs(const ExecSpace& exec, const Uplo uplo, const ABatch& a_, const BBatch& b_,
+      const Info& info) {
+  const kolesky::impl::Region region("kolesky::batched::potrs");
+  const auto& a = as_batch(a_);
+  const auto b = as_rhs(b_);
   impl::check_solve<ExecSpace>("batched::potrs", a, b);
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename ABatch::memory_space>::accessible &&
-                Kokkos::SpaceAccessibility<ExecSpace, typename BBatch::memory_space>::accessible) {
+  impl::check_info<ExecSpace>("batched::potrs", info, a.size());
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename batch_t<ABatch>::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename rhs_t<BBatch>::memory_space>::accessible) {
+    if (a.size() == 0 || a.rows() == 0 || b.cols() == 0) return;
+    impl::potrs_launch(exec, uplo, a, b, info);
+  }
+}
+
+// Every matrix, whatever its factorization gave (prefer the form with info).
+template <class ExecSpace, class ABatch, class BBatch>
+std::enable_if_t<is_batch_like<ABatch>::value && is_rhs_like<BBatch>::value> potrs(
+    const ExecSpace& exec, const Uplo uplo, const ABatch& a_, const BBatch& b_) {
+  const kolesky::impl::Region region("kolesky::batched::potrs");
+  const auto& a = as_batch(a_);
+  const auto b = as_rhs(b_);
+  impl::check_solve<ExecSpace>("batched::potrs", a, b);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename batch_t<ABatch>::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename rhs_t<BBatch>::memory_space>::accessible) {
     if (a.size() == 0 || a.rows() == 0 || b.cols() == 0) return;
     impl::potrs_launch(exec, uplo, a, b, Kokkos::View<int*, typename ExecSpace::memory_space>());
   }
@@ -279,13 +305,17 @@ std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> potrs(
 
 // Factor and solve; matrices that fail keep their right-hand sides unchanged.
 template <class ExecSpace, class ABatch, class BBatch, class Info>
-std::enable_if_t<is_batch<ABatch>::value && is_batch<BBatch>::value> posv(
-    const ExecSpace& exec, const Uplo uplo, const ABatch& a, const BBatch& b, const Info& info,
-    const Options& opt = {}) {
+std::enable_if_t<is_batch_like<ABatch>::value && is_rhs_like<BBatch>::value &&
+                 Kokkos::is_view<Info>::value>
+posv(const ExecSpace& exec, const Uplo uplo, const ABatch& a_, const BBatch& b_,
+     const Info& info, const Options& opt = {}) {
+  const kolesky::impl::Region region("kolesky::batched::posv");
+  const auto& a = as_batch(a_);
+  const auto b = as_rhs(b_);
   impl::check_solve<ExecSpace>("batched::posv", a, b);
   potrf(exec, uplo, a, info, opt);
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename ABatch::memory_space>::accessible &&
-                Kokkos::SpaceAccessibility<ExecSpace, typename BBatch::memory_space>::accessible) {
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename batch_t<ABatch>::memory_space>::accessible &&
+                Kokkos::SpaceAccessibility<ExecSpace, typename rhs_t<BBatch>::memory_space>::accessible) {
     if (a.size() == 0 || a.rows() == 0 || b.cols() == 0) return;
     impl::potrs_launch(exec, uplo, a, b, info);
   }

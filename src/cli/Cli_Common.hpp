@@ -219,7 +219,7 @@ double chol_residual(const AView& a, const FView& f) {
   double num = 0, den = 0;
   // Column j of the lower triangle of L L^T: sum over k <= j of L(j:n, k) L(j, k).
   Kokkos::parallel_reduce(
-      "kolesky_cli::chol_residual", HostPolicy(0, n),
+      "kolesky::cli::chol_residual", HostPolicy(0, n),
       [=](const int j, double& acc) {
         std::vector<double> c(std::size_t(n - j), 0.0);
         for (int k = 0; k <= j; ++k) {
@@ -242,12 +242,12 @@ template <class AView, class FView, class PView>
 double lu_residual(const AView& a, const FView& f, const PView& ipiv) {
   const int n = int(a.extent(0));
   // Row i of P A is row perm[i] of A: the interchanges applied in order.
-  Kokkos::View<int*, Kokkos::HostSpace> perm("kolesky_cli::perm", std::size_t(n));
+  Kokkos::View<int*, Kokkos::HostSpace> perm("kolesky::cli::perm", std::size_t(n));
   for (int i = 0; i < n; ++i) perm(i) = i;
   for (int k = 0; k < n; ++k) std::swap(perm(k), perm(ipiv(k) - 1));
   double num = 0, den = 0;
   Kokkos::parallel_reduce(
-      "kolesky_cli::lu_residual", HostPolicy(0, n),
+      "kolesky::cli::lu_residual", HostPolicy(0, n),
       [=](const int j, double& acc) {
         std::vector<double> c(std::size_t(n), 0.0);
         for (int k = 0; k <= j; ++k) {

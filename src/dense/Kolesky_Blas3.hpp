@@ -134,6 +134,27 @@ inline cublasHandle_t cublas_handle(const Kokkos::Cuda& exec) {
 inline cublasOperation_t cu_op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 #endif
 
+// While one is alive (and on), float GEMM/SYRK calls on cuBLAS may use TF32 tensor cores
+// (posv_mixed's fast_factor). One flag per host thread.
+inline bool& fast_float_flag() {
+  static thread_local bool f = false;
+  return f;
+}
+struct FastFloatScope {
+  bool saved;
+  explicit FastFloatScope(const bool on) : saved(fast_float_flag()) { fast_float_flag() = on; }
+  ~FastFloatScope() { fast_float_flag() = saved; }
+  FastFloatScope(const FastFloatScope&) = delete;
+  FastFloatScope& operator=(const FastFloatScope&) = delete;
+};
+
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+// The handle's math mode for one float call (restored by the caller's next call).
+inline void cublas_float_mode(cublasHandle_t h) {
+  cublasSetMathMode(h, fast_float_flag() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+}
+#endif
+
 // Fortran BLAS character arguments.
 inline const char* f_op(bool t) { return t ? "T" : "N"; }
 
@@ -148,9 +169,11 @@ void vendor_gemm(const Exec& exec, bool ta, bool tb, int m, int n, int k, const 
     if constexpr (std::is_same<T, double>::value)
       cublas_check(cublasDgemm(h, cu_op(ta), cu_op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta,
                                c, ldc), "dgemm");
-    else
+    else {
+      cublas_float_mode(h);
       cublas_check(cublasSgemm(h, cu_op(ta), cu_op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta,
                                c, ldc), "sgemm");
+    }
     return;
   }
 #endif
@@ -180,8 +203,10 @@ void vendor_syrk(const Exec& exec, bool lower, bool ta, int n, int k, const T* a
     const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     if constexpr (std::is_same<T, double>::value)
       cublas_check(cublasDsyrk(h, fill, cu_op(ta), n, k, &alpha, a, lda, &beta, c, ldc), "dsyrk");
-    else
+    else {
+      cublas_float_mode(h);
       cublas_check(cublasSsyrk(h, fill, cu_op(ta), n, k, &alpha, a, lda, &beta, c, ldc), "ssyrk");
+    }
     return;
   }
 #endif

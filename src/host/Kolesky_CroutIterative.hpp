@@ -20,6 +20,8 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -193,6 +195,7 @@ IterativeCroutResult crout_iterative_bs(const Exec& exec, const int n, const Str
 template <class ExecSpace, class AView>
 IterativeCroutResult crout_iterative(const ExecSpace& exec, const AView& a,
                                      const IterativeCroutOptions& opt = {}) {
+  const impl::Region region("kolesky::crout_iterative");
   impl::check_matrix<ExecSpace>("crout_iterative", a);
   if (opt.block != 8 && opt.block != 16 && opt.block != 32)
     impl::throw_invalid("crout_iterative", "block must be 8, 16 or 32, not ", opt.block);

@@ -16,6 +16,8 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
 #include <algorithm>
 #include <type_traits>
 
@@ -268,6 +270,7 @@ auto full_of(const AView& a) {
 // info > 0: U(info, info) is zero (or not finite); the factorization was completed.
 template <class ExecSpace, class AView, class PView>
 int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOptions& opt = {}) {
+  const impl::Region region("kolesky::getrf");
   impl::check_matrix<ExecSpace>("getrf", a);
   impl::check_pivots<ExecSpace>("getrf", a, ipiv);
   const int n = int(a.extent(0));
@@ -296,6 +299,7 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
 template <class ExecSpace, class AView, class PView, class BView>
 void getrs(const ExecSpace& exec, const Trans trans, const AView& a, const PView& ipiv,
            const BView& b, const LuOptions& opt = {}) {
+  const impl::Region region("kolesky::getrs");
   impl::check_matrix<ExecSpace>("getrs", a);
   impl::check_pivots<ExecSpace>("getrs", a, ipiv);
   impl::check_rhs<ExecSpace>("getrs", a, b);
@@ -313,6 +317,7 @@ void getrs(const ExecSpace& exec, const Trans trans, const AView& a, const PView
 template <class ExecSpace, class AView, class PView, class BView>
 int gesv(const ExecSpace& exec, const AView& a, const PView& ipiv, const BView& b,
          const LuOptions& opt = {}) {
+  const impl::Region region("kolesky::gesv");
   impl::check_matrix<ExecSpace>("gesv", a);
   impl::check_rhs<ExecSpace>("gesv", a, b);
   const int info = getrf(exec, a, ipiv, opt);
@@ -325,6 +330,7 @@ int gesv(const ExecSpace& exec, const AView& a, const PView& ipiv, const BView& 
 // info > 0: L(info, info) is zero or not finite; A is then partially overwritten.
 template <class ExecSpace, class AView>
 int getrf_nopiv(const ExecSpace& exec, const AView& a, const LuOptions& opt = {}) {
+  const impl::Region region("kolesky::getrf_nopiv");
   impl::check_matrix<ExecSpace>("getrf_nopiv", a);
   const int n = int(a.extent(0));
   if (n == 0) return 0;
@@ -343,6 +349,7 @@ int getrf_nopiv(const ExecSpace& exec, const AView& a, const LuOptions& opt = {}
 template <class ExecSpace, class AView, class BView>
 void getrs_nopiv(const ExecSpace& exec, const AView& a, const BView& b,
                  const LuOptions& opt = {}) {
+  const impl::Region region("kolesky::getrs_nopiv");
   impl::check_matrix<ExecSpace>("getrs_nopiv", a);
   impl::check_rhs<ExecSpace>("getrs_nopiv", a, b);
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
@@ -359,6 +366,7 @@ void getrs_nopiv(const ExecSpace& exec, const AView& a, const BView& b,
 template <class ExecSpace, class AView, class LView, class UView>
 void unpack_lu(const ExecSpace& exec, const AView& a, const LView& l, const UView& u,
                const LuForm form) {
+  const impl::Region region("kolesky::unpack_lu");
   impl::check_matrix<ExecSpace>("unpack_lu", a);
   impl::check_matrix<ExecSpace>("unpack_lu", l);
   impl::check_matrix<ExecSpace>("unpack_lu", u);

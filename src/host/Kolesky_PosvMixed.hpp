@@ -9,13 +9,20 @@
 //
 // A: n x n double View; B, X: rank 1 or 2 double Views of the same shape (B is not changed).
 // Convergence test (LAPACK's): for every column, ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n).
-// Worth it where float factors faster than double: the CPU (2x); on the H100 SGEMM and
-// tensor-core DGEMM run at the same rate, so it saves memory there, not time.
+// Worth it where float factors faster than double: the CPU (2x). On the H100 SGEMM and
+// tensor-core DGEMM run at the same rate, so a float factor saves memory there, not time;
+// PosvMixedOptions::fast_factor lets cuBLAS use TF32 tensor cores for the float factor's
+// trailing updates (about 6x SGEMM's rate, 10-bit mantissas): the refinement then needs a few
+// more steps and converges for well-conditioned A (cond(A) well below 1e3); otherwise the
+// call falls back to double as usual.
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
 #include <cfloat>
 #include <cmath>
+#include <string>
 
 #include "common/Kolesky_Types.hpp"
 #include "host/Kolesky_Potrf.hpp"
@@ -31,6 +38,7 @@ struct PosvMixedResult {
 struct PosvMixedOptions {
   int max_iterations = 30;  // LAPACK's ITERMAX
   PotrfOptions potrf;       // for both factorizations
+  bool fast_factor = false;  // CUDA: TF32 tensor cores in the float factor's GEMM/SYRK calls
 };
 
 namespace impl {
@@ -81,6 +89,7 @@ int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<dou
 template <class ExecSpace, class AView, class BView, class XView>
 PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
                            const XView& x, const PosvMixedOptions& opt = {}) {
+  const impl::Region region("kolesky::posv_mixed");
   static_assert(std::is_same<typename AView::non_const_value_type, double>::value,
                 "kolesky::posv_mixed: A must hold double");
   static_assert(std::is_same<typename XView::non_const_value_type, double>::value,
@@ -102,39 +111,59 @@ PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& 
   const auto xs = impl::rhs_of(x);
   const impl::Strided<const double> xc{xs.p, xs.rs, xs.cs};
 
-  // ||A||_inf from the one triangle, and the float copy (with an overflow count).
-  Kokkos::View<float**, Kokkos::LayoutLeft, Mem> af("kolesky::posv_mixed_A", n, n);
+  // ||A||_inf from the one triangle, and the float copy (with an overflow count). The lower
+  // triangle is walked along columns (for a column-major A, coalesced): each column's sum
+  // below the diagonal, then each row's sum left of the diagonal, one thread per row.
+  Kokkos::View<float**, Kokkos::LayoutLeft, Mem> af(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_A"), n, n);
   const impl::Strided<float> lf{af.data(), 1, std::ptrdiff_t(af.stride(1))};
-  double anrm = 0;
+  Kokkos::View<double*, Mem> rows(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                                     "kolesky::posv_mixed_rowsums"), n);
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  Kokkos::parallel_reduce(
-      "kolesky::posv_mixed_norm", Policy(exec, n, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const typename Policy::member_type& mb, double& m) {
-        const int i = mb.league_rank();
-        double s = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(mb, n),
-            [&](const int j, double& acc) { acc += impl::dabs(j <= i ? l(i, j) : l(j, i)); }, s);
-        Kokkos::single(Kokkos::PerTeam(mb), [&]() { m = impl::dmax(m, s); });
-      },
-      Kokkos::Max<double>(anrm));
   int overflow = 0;
   Kokkos::parallel_reduce(
-      "kolesky::posv_mixed_demote", Kokkos::RangePolicy<ExecSpace>(exec, 0, std::size_t(n) * n),
-      KOKKOS_LAMBDA(const std::size_t t, int& o) {
-        const int i = int(t % n), j = int(t / n);
-        if (i < j) return;
-        const double v = l(i, j);
-        o += !(impl::dabs(v) <= double(FLT_MAX));
-        lf(i, j) = float(v);
+      "kolesky::posv_mixed_demote", Policy(exec, n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& mb, int& o) {
+        const int j = mb.league_rank();
+        double colsum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(mb, j, n),
+            [&](const int i, double& acc) {
+              const double v = l(i, j);
+              lf(i, j) = float(v);
+              acc += impl::dabs(v);
+            },
+            colsum);
+        Kokkos::single(Kokkos::PerTeam(mb), [&]() {
+          rows(j) = colsum;
+          // An entry beyond float's range (or NaN) makes the sum so too; then look closer
+          // (rare: many large entries can sum past FLT_MAX without one exceeding it).
+          if (!(colsum <= double(FLT_MAX)))
+            for (int i = j; i < n; ++i) o += !(impl::dabs(l(i, j)) <= double(FLT_MAX));
+        });
       },
       overflow);
+  double anrm = 0;
+  Kokkos::parallel_reduce(
+      "kolesky::posv_mixed_norm", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int i, double& m) {
+        double s2 = rows(i);
+        for (int j = 0; j < i; ++j) s2 += impl::dabs(l(i, j));
+        m = impl::dmax(m, s2);
+      },
+      Kokkos::Max<double>(anrm));
 
   const double cte = anrm * DBL_EPSILON * std::sqrt(double(n));
-  bool ok = overflow == 0 && impl::potrf_strided(exec, n, lf, opt.potrf) == 0;
+  bool ok = overflow == 0;
   if (ok) {
-    Kokkos::View<float**, Kokkos::LayoutLeft, Mem> wf("kolesky::posv_mixed_W", n, nrhs);
-    Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rd("kolesky::posv_mixed_R", n, nrhs);
+    const impl::FastFloatScope fast(opt.fast_factor);
+    ok = impl::potrf_strided(exec, n, lf, opt.potrf) == 0;
+  }
+  if (ok) {
+    Kokkos::View<float**, Kokkos::LayoutLeft, Mem> wf(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_W"), n, nrhs);
+    Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rd(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_R"), n, nrhs);
     const impl::Strided<float> w{wf.data(), 1, std::ptrdiff_t(wf.stride(1))};
     const impl::Strided<double> r{rd.data(), 1, std::ptrdiff_t(rd.stride(1))};
     const impl::Strided<const float> lfc{lf.p, lf.rs, lf.cs};

@@ -11,6 +11,8 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
 #include <climits>
 #include <memory>
 #include <type_traits>
@@ -199,6 +201,7 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOption
 
 template <class ExecSpace, class AView>
 int potrf(const ExecSpace& exec, const Uplo uplo, const AView& a, const PotrfOptions& opt = {}) {
+  const impl::Region region("kolesky::potrf");
   impl::check_matrix<ExecSpace>("potrf", a);
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
     const auto l = uplo == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a)
@@ -225,6 +228,7 @@ int potrf(const Uplo uplo, const AView& a, const PotrfOptions& opt = {}) {
 template <class ExecSpace, class AView, class BView>
 void potrs(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
            const Blas blas = Blas::Auto) {
+  const impl::Region region("kolesky::potrs");
   impl::check_matrix<ExecSpace>("potrs", a);
   impl::check_rhs<ExecSpace>("potrs", a, b);
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
@@ -248,6 +252,7 @@ void potrs(const Uplo uplo, const AView& a, const BView& b) {
 template <class ExecSpace, class AView, class BView>
 int posv(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
          const PotrfOptions& opt = {}) {
+  const impl::Region region("kolesky::posv");
   impl::check_matrix<ExecSpace>("posv", a);
   impl::check_rhs<ExecSpace>("posv", a, b);
   const int info = potrf(exec, uplo, a, opt);

@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "common/Kolesky_Error.hpp"
+#include "common/Kolesky_Profiling.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "host/Kolesky_Potrf.hpp"
 
@@ -74,6 +75,7 @@ class PotrfPlan {
   // Factor A (n x n, any layout) in place; returns LAPACK's info.
   template <class AView>
   int potrf(const AView& a) {
+    const impl::Region region("kolesky::PotrfPlan::potrf");
     check(a, "potrf");
     if (n_ == 0) return 0;
     const auto l = lower(a);
@@ -104,6 +106,7 @@ class PotrfPlan {
   // Solve with the factor from potrf: B (rank 1 or 2) <- A^{-1} B.
   template <class AView, class BView>
   void potrs(const AView& a, const BView& b) const {
+    const impl::Region region("kolesky::PotrfPlan::potrs");
     check(a, "potrs");
     kolesky::potrs(exec_, uplo_, a, b, opt_.blas);
   }

@@ -29,6 +29,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "common/Kolesky_Profiling.hpp"
+
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -73,6 +76,15 @@ struct MatrixMarketHeader {
   // packed triangle's size.
   long long entries = 0;
 };
+
+// The most elements read_matrix_market allocates unless told otherwise: a header may not claim
+// a matrix the input could not describe. kMatrixMarketAutoLimit derives the bound from the
+// input's size when it is known (a file, or a seekable stream): an array file needs >= 2
+// bytes per stored entry and a coordinate file >= 4, and the dense result may hold at most
+// 4096 elements per input byte (a sparse coordinate file of 1 MB may still fill a 64k x 64k
+// matrix); gzip input counts 1032 bytes per compressed byte (deflate's largest ratio). With
+// no size known, 2^28 elements. Pass a number to allow more (or less).
+constexpr std::uint64_t kMatrixMarketAutoLimit = 0;
 
 class matrix_market_error : public std::runtime_error {
  public:
@@ -258,8 +270,14 @@ T parse_value(Lines& lines, const char* b, const char* e, bool integer) {
 }
 
 // Banner and size line, checked; the allocation is left to the caller.
+// Input bytes (0: unknown) and the element limit (kMatrixMarketAutoLimit: from the bytes).
+struct ReadLimits {
+  std::uint64_t bytes = 0;
+  std::uint64_t max_elements = 0;
+};
+
 inline MatrixMarketHeader read_header(Lines& lines, std::size_t elem_size,
-                                      const char* elem_name) {
+                                      const char* elem_name, const ReadLimits& lim = {}) {
   MatrixMarketHeader h;
   const char *b = nullptr, *e = nullptr;
   const std::string usage =
@@ -331,13 +349,35 @@ inline MatrixMarketHeader read_header(Lines& lines, std::size_t elem_size,
                     : h.symmetry == "general"   ? n * v[1]
                     : h.symmetry == "symmetric" ? n * (n + 1) / 2
                                                 : (n > 0 ? n * (n - 1) / 2 : 0);
+  // Refuse, before allocating, what the input cannot hold.
+  const std::string dims = std::to_string(v[0]) + " x " + std::to_string(v[1]);
+  if (lim.max_elements == 0 && lim.bytes > 0) {
+    const std::uint64_t per = coord ? 4 : 2;
+    if (std::uint64_t(h.entries) > lim.bytes / per + 16)
+      lines.fail("the size line claims " + std::to_string(h.entries) + " stored entries, more "
+                 "than " + std::to_string(lim.bytes) + " bytes of input can hold");
+  }
+  const std::uint64_t cap =
+      lim.max_elements != 0 ? lim.max_elements
+      : lim.bytes > 0 ? std::max<std::uint64_t>(std::uint64_t(1) << 24,
+                                                lim.bytes > (std::uint64_t(1) << 50) / 4096
+                                                    ? (std::uint64_t(1) << 50)
+                                                    : lim.bytes * 4096)
+                      : std::uint64_t(1) << 28;
+  if (count > cap)
+    lines.fail("refusing to allocate a " + dims + " matrix (" + std::to_string(count) +
+               " elements) for " +
+               (lim.bytes > 0 ? std::to_string(lim.bytes) + " bytes of input" : std::string("this input")) +
+               ": the limit is " + std::to_string(cap) +
+               " elements (pass max_elements to read_matrix_market to allow more)");
   return h;
 }
 
 template <class T, class Layout>
-Kokkos::View<T**, Layout, Kokkos::HostSpace> read_body(Lines& lines, MatrixMarketHeader& h) {
+Kokkos::View<T**, Layout, Kokkos::HostSpace> read_body(Lines& lines, MatrixMarketHeader& h,
+                                                       const ReadLimits& lim) {
   using View = Kokkos::View<T**, Layout, Kokkos::HostSpace>;
-  h = read_header(lines, sizeof(T), type_name<T>());
+  h = read_header(lines, sizeof(T), type_name<T>(), lim);
   View a;
   try {
     a = View("kolesky::read_matrix_market", std::size_t(h.rows), std::size_t(h.cols));
@@ -434,14 +474,24 @@ Kokkos::View<T**, Layout, Kokkos::HostSpace> read_body(Lines& lines, MatrixMarke
 template <class T, class Layout>
 Kokkos::View<T**, Layout, Kokkos::HostSpace> read(std::istream& in, const std::string& source,
                                                   MatrixMarketHeader& h,
-                                                  const std::string* stream_error = nullptr) {
+                                                  const std::string* stream_error = nullptr,
+                                                  ReadLimits lim = {}) {
   static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
                 "read_matrix_market: T must be float or double");
   static_assert(std::is_same<Layout, Kokkos::LayoutLeft>::value ||
                     std::is_same<Layout, Kokkos::LayoutRight>::value,
                 "read_matrix_market: Layout must be LayoutLeft or LayoutRight");
+  if (lim.bytes == 0 && lim.max_elements == 0) {  // a seekable stream: the bytes left in it
+    const auto here = in.tellg();
+    if (here != std::streampos(-1) && in.seekg(0, std::ios::end)) {
+      const auto end = in.tellg();
+      if (end != std::streampos(-1) && end >= here) lim.bytes = std::uint64_t(end - here);
+      in.seekg(here);
+    }
+    in.clear();
+  }
   Lines lines(in, source, stream_error);
-  return read_body<T, Layout>(lines, h);
+  return read_body<T, Layout>(lines, h, lim);
 }
 
 #ifdef KOLESKY_HAVE_ZLIB
@@ -539,17 +589,32 @@ void check_writable(const View& a, const std::string& target) {
 template <class T, class Layout = Kokkos::LayoutLeft>
 Kokkos::View<T**, Layout, Kokkos::HostSpace> read_matrix_market(
     std::istream& in, const std::string& source_name = "<stream>",
-    MatrixMarketHeader* header = nullptr) {
+    MatrixMarketHeader* header = nullptr,
+    const std::uint64_t max_elements = kMatrixMarketAutoLimit) {
+  const impl::Region region("kolesky::read_matrix_market");
   MatrixMarketHeader h;
-  auto a = impl::mm::read<T, Layout>(in, source_name, h);
+  impl::mm::ReadLimits lim;
+  lim.max_elements = max_elements;
+  auto a = impl::mm::read<T, Layout>(in, source_name, h, nullptr, lim);
   if (header) *header = h;
   return a;
 }
 
 template <class T, class Layout = Kokkos::LayoutLeft>
 Kokkos::View<T**, Layout, Kokkos::HostSpace> read_matrix_market(
-    const std::string& path, MatrixMarketHeader* header = nullptr) {
+    const std::string& path, MatrixMarketHeader* header = nullptr,
+    const std::uint64_t max_elements = kMatrixMarketAutoLimit) {
+  const impl::Region region("kolesky::read_matrix_market");
   MatrixMarketHeader h;
+  impl::mm::ReadLimits lim;
+  lim.max_elements = max_elements;
+  {  // the file's size bounds what its header may claim
+    std::ifstream probe(path, std::ios::binary | std::ios::ate);
+    if (probe.is_open() && probe.tellg() >= 0) {
+      lim.bytes = std::uint64_t(probe.tellg());
+      if (impl::mm::ends_with_gz(path)) lim.bytes *= 1032;
+    }
+  }
   Kokkos::View<T**, Layout, Kokkos::HostSpace> a;
   if (impl::mm::ends_with_gz(path)) {
 #ifdef KOLESKY_HAVE_ZLIB
@@ -558,7 +623,7 @@ Kokkos::View<T**, Layout, Kokkos::HostSpace> read_matrix_market(
     if (!f) throw matrix_market_error(path, 0, "cannot open file" + impl::mm::errno_text(errno));
     impl::mm::GzInBuf buf(f, path);
     std::istream in(&buf);
-    a = impl::mm::read<T, Layout>(in, path, h, &buf.error());
+    a = impl::mm::read<T, Layout>(in, path, h, &buf.error(), lim);
 #else
     throw matrix_market_error(path, 0,
                               "cannot read a gzip-compressed file: Kolesky was configured "
@@ -569,7 +634,7 @@ Kokkos::View<T**, Layout, Kokkos::HostSpace> read_matrix_market(
     std::ifstream in(path, std::ios::binary);
     if (!in.is_open())
       throw matrix_market_error(path, 0, "cannot open file" + impl::mm::errno_text(errno));
-    a = impl::mm::read<T, Layout>(in, path, h);
+    a = impl::mm::read<T, Layout>(in, path, h, nullptr, lim);
   }
   if (header) *header = h;
   return a;
@@ -577,6 +642,7 @@ Kokkos::View<T**, Layout, Kokkos::HostSpace> read_matrix_market(
 
 template <class View>
 void write_matrix_market(std::ostream& out, const View& a) {
+  const impl::Region region("kolesky::write_matrix_market");
   impl::mm::check_writable(a, "<stream>");
   const bool ok = impl::mm::write_array(a, [&](const char* p, std::size_t n) {
     return bool(out.write(p, std::streamsize(n)));
