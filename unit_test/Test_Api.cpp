@@ -7,6 +7,7 @@
 
 #include <Kolesky.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -264,6 +265,16 @@ TYPED_TEST(Api, DeviceFreeFunctionsInAUserKernelWithScratch) {
   }
   EXPECT_EQ(recommended_team_size<Kokkos::DefaultHostExecutionSpace>(6), 1);
   EXPECT_GE(team_scratch_size<T>(8), sizeof(T) * 64);
+}
+
+// The host BLAS this program loaded: with the OpenMP OpenBLAS chosen at configure time (and
+// the same soname as the pthreads build), the RPATH must have made it the one loaded.
+TEST(ApiHostBlas, TheConfiguredVariantIsLoaded) {
+#ifdef KOLESKY_TEST_EXPECT_OPENMP_BLAS
+  EXPECT_EQ(host_blas_threading(), BlasThreading::OpenMP) << name(host_blas_threading());
+#else
+  std::printf("host BLAS threading: %s\n", name(host_blas_threading()));
+#endif
 }
 
 namespace {

@@ -57,7 +57,42 @@ void dsymm_(const char*, const char*, const int*, const int*, const double*, con
 }
 #endif
 
+#if defined(KOLESKY_HAVE_BLAS) && defined(__GNUC__)
+// OpenBLAS tells how it was built (0 sequential, 1 pthreads, 2 OpenMP); weak, so another BLAS
+// links too.
+extern "C" int openblas_get_parallel(void) __attribute__((weak));
+#endif
+
 namespace kolesky {
+
+// How the host BLAS that this program loaded runs its threads. With Kokkos' OpenMP backend
+// the OpenMP build of OpenBLAS shares Kokkos' thread pool (Kolesky's CMake picks it when it is
+// installed); a pthreads build runs a second pool on the same cores, which is much slower for
+// small and medium matrices unless OMP_WAIT_POLICY=passive (see README, "Host BLAS").
+enum class BlasThreading { Unknown, Sequential, Pthreads, OpenMP };
+
+inline BlasThreading host_blas_threading() {
+#if defined(KOLESKY_HAVE_BLAS) && defined(__GNUC__)
+  if (&openblas_get_parallel != nullptr) {
+    switch (openblas_get_parallel()) {
+      case 0: return BlasThreading::Sequential;
+      case 1: return BlasThreading::Pthreads;
+      case 2: return BlasThreading::OpenMP;
+      default: break;
+    }
+  }
+#endif
+  return BlasThreading::Unknown;
+}
+
+inline const char* name(BlasThreading t) {
+  switch (t) {
+    case BlasThreading::Sequential: return "sequential";
+    case BlasThreading::Pthreads: return "pthreads";
+    case BlasThreading::OpenMP: return "OpenMP";
+    default: return "unknown";
+  }
+}
 
 // Which implementation of the level-3 building blocks a blocked routine uses.
 enum class Blas {

@@ -103,9 +103,18 @@ InfoView<Exec> make_info(const Exec& exec) {
     return d;
   }
 #endif
-  InfoView<Exec> info(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
-  Kokkos::deep_copy(exec, info, 0);
-  return info;
+  if constexpr (is_host_exec<Exec>()) {
+    // A word of the calling thread, set directly: no allocation, and no parallel region that
+    // would wake the OpenMP pool (its spinning threads slow the host BLAS that follows).
+    static thread_local int word = 0;
+    exec.fence();
+    word = 0;
+    return InfoView<Exec>(&word, 1);
+  } else {
+    InfoView<Exec> info(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
+    Kokkos::deep_copy(exec, info, 0);
+    return info;
+  }
 }
 
 // Host-visible info after the work queued on `exec`.
@@ -122,10 +131,15 @@ int fetch_info(const Exec& exec, const InfoView<Exec>& info) {
     }
   }
 #endif
-  auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), info);
-  Kokkos::deep_copy(exec, h, info);
-  exec.fence();
-  return h(0);
+  if constexpr (is_host_exec<Exec>()) {
+    exec.fence();
+    return info(0);
+  } else {
+    auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), info);
+    Kokkos::deep_copy(exec, h, info);
+    exec.fence();
+    return h(0);
+  }
 }
 
 // L * L^T * X = B. Few right-hand sides: one team, parallel over rows; many: one thread per
