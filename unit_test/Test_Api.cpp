@@ -7,6 +7,7 @@
 
 #include <Kolesky.hpp>
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -265,6 +266,24 @@ TYPED_TEST(Api, DeviceFreeFunctionsInAUserKernelWithScratch) {
   }
   EXPECT_EQ(recommended_team_size<Kokkos::DefaultHostExecutionSpace>(6), 1);
   EXPECT_GE(team_scratch_size<T>(8), sizeof(T) * 64);
+}
+
+// Orders and counts above INT_MAX are refused up front (a View over no memory: only its
+// extents matter).
+TEST(ApiLimits, BatchOrdersAboveIntMaxAreRefused) {
+  const std::size_t big = std::size_t(INT_MAX) + 1;
+  Kokkos::View<double***, Kokkos::LayoutRight, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      huge(nullptr, 0, big, big);
+  Kokkos::View<int*, MemSpace> info("info", 0);
+  EXPECT_THROW(batched::potrf(ExecSpace(), Uplo::Lower, huge, info), kolesky::invalid_argument);
+  bool threw = false;
+  try {
+    batched::potrs(ExecSpace(), Uplo::Lower, huge, huge, info);
+  } catch (const kolesky::invalid_argument& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("2147483648 rows"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(threw);
 }
 
 // The host BLAS this program loaded: with the OpenMP OpenBLAS chosen at configure time (and

@@ -41,6 +41,8 @@ struct StridedBatch {
   KOKKOS_INLINE_FUNCTION int size() const { return int(data.extent(0)); }
   KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(1)); }
   KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(2)); }
+  // The untruncated extents (matrices, rows, columns), checked by every routine.
+  std::size_t extent_of(const int d) const { return data.extent(d); }
   KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const { return data(b, r, c); }
   KOKKOS_INLINE_FUNCTION impl::Strided<T> matrix(int b) const {
     return {data.data() + b * std::ptrdiff_t(data.stride(0)), std::ptrdiff_t(data.stride(1)),
@@ -66,6 +68,7 @@ struct InterleavedBatch {
   KOKKOS_INLINE_FUNCTION int size() const { return int(data.extent(2)); }
   KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(0)); }
   KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(1)); }
+  std::size_t extent_of(const int d) const { return data.extent(d == 0 ? 2 : d - 1); }
   KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const { return data(r, c, b); }
   KOKKOS_INLINE_FUNCTION impl::Strided<T> matrix(int b) const {
     return {data.data() + b, std::ptrdiff_t(data.stride(0)), std::ptrdiff_t(data.stride(1))};
@@ -95,6 +98,9 @@ struct ChunkedBatch {
   KOKKOS_INLINE_FUNCTION int size() const { return count; }
   KOKKOS_INLINE_FUNCTION int rows() const { return int(data.extent(1)); }
   KOKKOS_INLINE_FUNCTION int cols() const { return int(data.extent(2)); }
+  std::size_t extent_of(const int d) const {
+    return d == 0 ? std::size_t(count) : data.extent(d);
+  }
   KOKKOS_INLINE_FUNCTION int chunk() const { return int(data.extent(3)); }
   KOKKOS_INLINE_FUNCTION T& operator()(int b, int r, int c) const {
     return data(b / chunk(), r, c, b % chunk());

@@ -46,6 +46,12 @@ void check_batch(const char* routine, const char* what, const Batch& a, bool squ
     kolesky::impl::throw_invalid(routine, what, " lives in memory space ",
                                  Batch::memory_space::name(), ", which execution space ",
                                  Exec::name(), " cannot access");
+  // Orders and counts are ints inside the kernels: refuse what does not fit up front.
+  const char* dims[3] = {"matrices", "rows", "columns"};
+  for (int d = 0; d < 3; ++d)
+    if (a.extent_of(d) > std::size_t(INT_MAX))
+      kolesky::impl::throw_invalid(routine, what, " has ", a.extent_of(d), " ", dims[d],
+                                   ", more than ", INT_MAX);
   if (square && a.rows() != a.cols())
     kolesky::impl::throw_invalid(routine, what, " must hold square matrices, but they are ",
                                  a.rows(), " x ", a.cols());
