@@ -64,10 +64,9 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
     js = os.path.join(out, f"{label}.json")
     cmd = [exe] + args + [f"--benchmark_out={js}", "--benchmark_out_format=json"]
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "false"))
-    # Kokkos' OpenMP threads and OpenBLAS's own threads alternate in one process: spinning
-    # idle threads of the one steal the cores from the other (measured: 2 threads slower than
-    # 1 at n <= 1000), so idle threads sleep.
-    env.setdefault("OMP_WAIT_POLICY", "passive")
+    # The default environment, as a user has it (no OMP_WAIT_POLICY chosen for us): Kolesky
+    # links the OpenMP build of OpenBLAS, which shares Kokkos' thread pool (issue 17). A run
+    # with sleeping idle threads can be made by exporting OMP_WAIT_POLICY=passive; label it.
     if threads:
         # Kolesky (Kokkos OpenMP) and the OpenBLAS baseline get the same thread count.
         env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <Kolesky.hpp>
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "Kolesky_TestUtils.hpp"
@@ -132,6 +134,35 @@ TYPED_TEST(PotrfBlocked, FailureInLaterPanels) {
         auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
         EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), k + 1);
       }
+}
+
+// The first failing minor at every position that matters to the host's diagonal blocks (two
+// columns per pass, 64 x 64 blocks, the recursion's halves) and to the GPU's tiles: exact
+// info, and the leading k x k block holds the factor of A's leading minor of order k (as in
+// LAPACK, rows below a failed diagonal block are not solved).
+TYPED_TEST(PotrfBlocked, FailingMinorAroundDiagonalBlocks) {
+  using T = TypeParam;
+  for (const int n : {2, 3, 63, 64, 65, 66, 127, 128, 129, 130, 257})
+    for (const int k : {0, 1, 2, 31, 32, 62, 63, 64, 65, 127, 128, 129, n - 2, n - 1}) {
+      if (k < 0 || k >= n) continue;
+      const Dense good = random_spd<T>(n, 40u + n);
+      Dense bad = good;
+      bad(k, k) = -1;
+      for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                     (uplo == Uplo::Lower ? " Lower" : " Upper"));
+        auto g = to_device<T, Kokkos::LayoutLeft>(good, uplo, kOther);
+        auto b = to_device<T, Kokkos::LayoutLeft>(bad, uplo, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), uplo, g), 0);
+        ASSERT_EQ(potrf(ExecSpace(), uplo, b), k + 1);
+        const Dense lg = factor_of(to_host(g), uplo), lb = factor_of(to_host(b), uplo);
+        double worst = 0;
+        for (int j = 0; j < k; ++j)
+          for (int i = j; i < k; ++i)
+            worst = std::max(worst, std::abs(lg(i, j) - lb(i, j)) / (1 + std::abs(lg(i, j))));
+        EXPECT_LE(worst, 64 * eps<T>());
+      }
+    }
 }
 
 // Large: n = 2048 on the host, 8192 on a GPU (checked through a solve, O(n^2) on the host).
