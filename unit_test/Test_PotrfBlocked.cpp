@@ -136,8 +136,8 @@ TYPED_TEST(PotrfBlocked, FailureInLaterPanels) {
       }
 }
 
-// The first failing minor at every position that matters to the host's diagonal blocks (two
-// columns per pass, 64 x 64 blocks, the recursion's halves) and to the GPU's tiles: exact
+// The first failing minor at every position that matters to the host's diagonal blocks (four
+// columns per group, 128 x 128 blocks, the recursion's halves) and to the GPU's tiles: exact
 // info, and the leading k x k block holds the factor of A's leading minor of order k (as in
 // LAPACK, rows below a failed diagonal block are not solved).
 TYPED_TEST(PotrfBlocked, FailingMinorAroundDiagonalBlocks) {
