@@ -243,6 +243,50 @@ void copy_transposed(const ExecSpace& exec, const Src& src, const Dst& dst) {
   Kokkos::parallel_for("kolesky::batched::copy_transposed", policy, body);
 }
 
+// Host copy: each thread takes blocks of QB matrices. Element (r, c) sits at the same offset
+// r * rs + c * cs from every matrix's start in a batch, so a block keeps QB start pointers per
+// side and walks the elements once; with the batch index innermost when either side is
+// batch-fastest (that side then runs at unit stride), else matrix by matrix in the source's
+// unit-stride order. The 3-D range it replaces ran at about 1 GB/s.
+template <class ExecSpace, class Src, class Dst>
+void copy_host(const ExecSpace& exec, const Src& src, const Dst& dst) {
+  constexpr int QB = 64;
+  using S = std::remove_reference_t<decltype(*src.matrix(0).p)>;
+  using D = std::remove_reference_t<decltype(*dst.matrix(0).p)>;
+  const int count = src.size(), n = src.rows(), m = src.cols();
+  const bool batch_inner = src.batch_stride() == 1 || dst.batch_stride() == 1;
+  const auto s0 = src.matrix(0);
+  const auto d0 = dst.matrix(0);
+  const std::ptrdiff_t srs = s0.rs, scs = s0.cs, drs = d0.rs, dcs = d0.cs;
+  const bool row_fast = (srs < 0 ? -srs : srs) <= (scs < 0 ? -scs : scs);
+  Kokkos::parallel_for(
+      "kolesky::batched::copy", Kokkos::RangePolicy<ExecSpace>(exec, 0, (count + QB - 1) / QB),
+      [=](const int blk) {
+        const int b0 = blk * QB, q1 = count - b0 < QB ? count - b0 : QB;
+        S* sp[QB];
+        D* dp[QB];
+        for (int q = 0; q < q1; ++q) sp[q] = src.matrix(b0 + q).p, dp[q] = dst.matrix(b0 + q).p;
+        if (batch_inner) {
+          for (int r = 0; r < n; ++r)
+            for (int c = 0; c < m; ++c) {
+              const std::ptrdiff_t so = r * srs + c * scs, d = r * drs + c * dcs;
+              for (int q = 0; q < q1; ++q) dp[q][d] = sp[q][so];
+            }
+        } else {
+          for (int q = 0; q < q1; ++q) {
+            const S* const sq = sp[q];
+            D* const dq = dp[q];
+            if (row_fast)
+              for (int c = 0; c < m; ++c)
+                for (int r = 0; r < n; ++r) dq[r * drs + c * dcs] = sq[r * srs + c * scs];
+            else
+              for (int r = 0; r < n; ++r)
+                for (int c = 0; c < m; ++c) dq[r * drs + c * dcs] = sq[r * srs + c * scs];
+          }
+        }
+      });
+}
+
 }  // namespace impl
 
 // Copy between any two batches of the same shape, on the device: pack a user's strided batch
@@ -260,6 +304,10 @@ void copy(const ExecSpace& exec, const Src& src, const Dst& dst) {
   const bool src_fast = src.batch_stride() == 1, dst_fast = dst.batch_stride() == 1;
   if (!host && src_fast != dst_fast) {
     impl::copy_transposed(exec, src, dst);
+    return;
+  }
+  if constexpr (host) {
+    impl::copy_host(exec, src, dst);
     return;
   }
   // Batch index fastest when the destination is batch-fastest, so its writes coalesce.
