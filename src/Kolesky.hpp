@@ -4,6 +4,7 @@
 #include "batched/Kolesky_Batch.hpp"
 #include "batched/Kolesky_BatchedLu.hpp"
 #include "batched/Kolesky_BatchedPotrf.hpp"
+#include "batched/Kolesky_BatchedVar.hpp"
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Flops.hpp"
 #include "common/Kolesky_Types.hpp"

@@ -104,6 +104,11 @@ void instantiate_table() {
   batched::getrs(e, Trans::Yes, cb, ipiv, br, info);
   batched::gesv(e, vl, ipiv, bv, info);
   batched::gesv(e, sb, ipiv, br, info);
+  // Mixed orders.
+  batched::VarBatch<T, MemSpace> va("va", std::vector<int>{}), vb("vb", va, 1);
+  batched::potrf(e, u, va, info);
+  batched::potrs(e, u, va, vb, info);
+  batched::posv(e, u, va, vb, info);
 }
 
 template <class T>

@@ -23,7 +23,9 @@
 #include "batched/Kolesky_BatchPerfCommon.hpp"
 #include <Kolesky_Cusolver.hpp>
 #include <Kolesky_Lapack.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -127,6 +129,99 @@ void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
   }
   kolesky::perf::break_first_if_asked(a.data);
   if (verify(st, check_sample(a0, a), count_bad(info))) counters(st, n, batch, sizeof(T));
+}
+
+// A batch of mixed orders (VarBatch), uniform at random in 1..n, against a uniform strided
+// batch (Auto) with the same number of matrices and the same bytes: order
+// n_eq = sqrt(mean of n_p^2), timed in the same run. "mixed/uniform" is the measure
+// (target <= 1.5). GB/s counts the mixed batch's own bytes (2 n_p^2 s per matrix).
+template <class T>
+void kolesky_batched_mixed(benchmark::State& st) {
+  using kolesky::batched::VarBatch;
+  const int nmax = int(st.range(0));
+  const int batch = st.range(1) > 0 ? int(st.range(1)) : (kHost ? 2048 : 65536);
+  std::vector<int> orders(batch);
+  unsigned x = 12345u;
+  double sum2 = 0, flops = 0;
+  for (auto& n : orders) {
+    x = x * 1664525u + 1013904223u;
+    n = 1 + int((x >> 8) % unsigned(nmax));
+    sum2 += double(n) * n;
+    flops += double(n) * n * n / 3.0;
+  }
+  VarBatch<T, Mem> a0("A0", orders), a("A", orders);
+  {
+    const auto v = kolesky::batched::impl::var_view(a0);
+    Kokkos::parallel_for(
+        "kolesky::perf::fill_spd_var", Kokkos::RangePolicy<Exec>(0, batch),
+        KOKKOS_LAMBDA(const int p) {
+          const int n = v.order(p);
+          const auto m = v.matrix(p);
+          unsigned y = 2654435761u * unsigned(p + 1);
+          for (int j = 0; j < n; ++j)
+            for (int i = j; i < n; ++i) {
+              y = y * 1664525u + 1013904223u;
+              const T e = i == j ? T(n + 1 + p % 3) : T(int(y >> 9) % 2001 - 1000) / T(1000);
+              m(i, j) = e;
+              m(j, i) = e;
+            }
+        });
+    Exec().fence();
+  }
+  Kokkos::View<int*, Mem> info("info", batch);
+  for (auto _ : st) {
+    Kokkos::deep_copy(a.values(), a0.values());
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::potrf(Exec(), kolesky::Uplo::Lower, a, info);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  // Residuals of the first matrices of each order class seen, through their own slices.
+  double worst = 0;
+  {
+    auto off = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.offsets());
+    for (int p = 0; p < batch && p < 64; ++p) {
+      const int n = orders[p];
+      const auto r = Kokkos::make_pair(off(p), off(p) + std::int64_t(n) * n);
+      auto o = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(a0.values(), r));
+      auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(a.values(), r));
+      double rn = 0, an = 0;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) {
+          double s = 0;
+          for (int k = 0; k <= j; ++k) s += double(f(i + k * n)) * double(f(j + k * n));
+          rn = std::max(rn, std::abs(s - double(o(i + j * n))));
+          an = std::max(an, std::abs(double(o(i + j * n))));
+        }
+      const double eps = sizeof(T) == 4 ? 1.2e-7 : 2.2e-16;
+      worst = std::max(worst, rn / (n * an * eps));
+    }
+  }
+  if (!verify(st, worst, count_bad(info))) return;
+  // The uniform batch of the same bytes, timed the same way.
+  const int neq = int(std::lround(std::sqrt(sum2 / batch)));
+  using S = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
+  S u0("U0", batch, neq, neq), u("U", batch, neq, neq);
+  fill_spd(u0);
+  std::vector<double> ts;
+  for (int rep = 0; rep < 7; ++rep) {
+    Kokkos::deep_copy(u.data, u0.data);
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::potrf(Exec(), kolesky::Uplo::Lower, u, info);
+    Exec().fence();
+    ts.push_back(t.seconds());
+  }
+  std::sort(ts.begin(), ts.end());
+  st.counters["n"] = nmax;
+  st.counters["batch"] = batch;
+  st.counters["n_eq"] = neq;
+  st.counters["uniform_ms"] = ts[ts.size() / 2] * 1e3;
+  st.counters["GB/s"] = benchmark::Counter(2.0 * sum2 * sizeof(T) * 1e-9,
+                                           benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  // Reported as the uniform time; the table divides (mixed ms / uniform_ms).
 }
 
 // The cost of bringing a user's strided batch into the interleaved layout (one pass).
@@ -296,6 +391,13 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
       reg("kolesky_batched/strided/" + kn, [k](benchmark::State& s) { kolesky_batched<S>(s, k); });
       reg("kolesky_batched/interleaved/" + kn, [k](benchmark::State& s) { kolesky_batched<I>(s, k); });
     }
+  }
+  {
+    auto* b = benchmark::RegisterBenchmark(("kolesky_batched/mixed<" + tn + ">").c_str(),
+                                           [](benchmark::State& s) { kolesky_batched_mixed<T>(s); });
+    for (int n : sizes)
+      if (n >= 8) b->Args({n, batches.size() == 1 ? batches[0] : 0});
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
   }
   reg("copy_roofline", [](benchmark::State& s) { copy_roofline<T>(s); });
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });

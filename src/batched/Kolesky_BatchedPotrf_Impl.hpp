@@ -275,25 +275,39 @@ KOKKOS_INLINE_FUNCTION void staged_copy(const Member& member, const Batch& a, co
 // uniform); its info records the first failure and its contents are unspecified.
 constexpr int kMaxRowRegistersN = 128;
 
-template <int W, class Exec, class Batch, class Info>
-void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
-  using T = typename Batch::value_type;
+// What a row-register launch factors: its t-th team takes matrix id(t), of order order_of(id)
+// stored at matrix_of(id). A uniform batch maps t to itself; a batch of mixed orders maps it
+// through the permutation that groups matrices by size (Kolesky_BatchedVar.hpp).
+template <class Batch>
+struct UniformSource {
+  Batch a;
+  int n;
+  KOKKOS_INLINE_FUNCTION int id(const int t) const { return t; }
+  KOKKOS_INLINE_FUNCTION int order_of(const int) const { return n; }
+  KOKKOS_INLINE_FUNCTION auto matrix_of(const int b) const { return a.matrix(b); }
+};
+
+// `count` matrices of orders up to max_n (<= kMaxRowRegistersN) from `src`.
+template <int W, class Exec, class Source, class Info>
+void launch_row_registers_on(const Exec& exec, const Uplo uplo, const Source& src,
+                             const int count, const int max_n, const Info& info) {
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   // At most 128 threads and at least 5 teams of them per SM: caps registers at ~100 so that
   // a double row of 32 does not take 150 (measured: 19 % occupancy at n = 32).
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<kMaxRowRegistersN, 5>>;
   using Member = typename Policy::member_type;
   const bool lower = uplo == Uplo::Lower;
-  const int n = a.rows();
-  const int team = (n + 31) / 32 * 32;
-  const int prev = n > W ? (n - 1) / W * W : 0;  // columns finished before the last panel
+  const int team = (max_n + 31) / 32 * 32;
+  const int prev = max_n > W ? (max_n - 1) / W * W : 0;  // columns finished before the last panel
   // Padded so that the buffers can start on 16 bytes (pairs of entries load together).
-  const std::size_t count = std::size_t(2) * team + std::size_t(prev) * W + 16 / sizeof(T);
-  const std::size_t bytes = Scratch<Exec, T>::shmem_size(count);
+  const std::size_t words = std::size_t(2) * team + std::size_t(prev) * W + 16 / sizeof(T);
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(words);
   auto body = KOKKOS_LAMBDA(const Member& member) {
-    const int b = member.league_rank(), i = member.team_rank();
-    const auto m0 = a.matrix(b);
+    const int b = src.id(member.league_rank()), i = member.team_rank();
+    const int n = src.order_of(b);  // the same for the whole team: the loops below stay uniform
+    const auto m0 = src.matrix_of(b);
     const auto m = lower ? m0 : m0.transposed();
-    Scratch<Exec, T> raw(member.team_scratch(0), count);
+    Scratch<Exec, T> raw(member.team_scratch(0), words);
     T* const base = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 15) &
                                          ~std::uintptr_t(15));
     T* const colbuf = base;                   // 2 x team
@@ -331,8 +345,10 @@ void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, con
         const T dkk = col[k];
         const bool ok = usable_pivot(dkk);
         fail = (fail == 0 && !ok) ? k + 1 : fail;
-        const T d = ok ? kolesky::impl::sqrt(dkk) : T(1);
-        const T inv = T(1) / d;
+        // The pivot's chain is serial work repeated by every lane: one rsqrt instead of a
+        // sqrt and a division shortens it.
+        const T inv = ok ? kolesky::impl::rsqrt(dkk) : T(1);
+        const T d = ok ? dkk * inv : T(1);
         const T l = r[w] * inv, s = i > k ? l * inv : T(0);
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -350,9 +366,15 @@ void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, con
     }
     if (i == 0) info(b) = fail;
   };
-  Policy policy(exec, a.size(), team);
+  Policy policy(exec, count, team);
   policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
   Kokkos::parallel_for("kolesky::batched::potrf_row_registers", policy, body);
+}
+
+template <int W, class Exec, class Batch, class Info>
+void launch_row_registers(const Exec& exec, const Uplo uplo, const Batch& a, const Info& info) {
+  launch_row_registers_on<W>(exec, uplo, UniformSource<Batch>{a, a.rows()}, a.size(), a.rows(),
+                             info);
 }
 
 template <class Exec, class Batch, class Info>

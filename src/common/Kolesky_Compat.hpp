@@ -27,6 +27,23 @@ struct FloatLimits<double> {
   static constexpr double eps = DBL_EPSILON;
 };
 
+// 1 / sqrt(d): on NVIDIA GPUs the hardware-seeded rsqrt (1 ulp in double, 2 in float) in a
+// fraction of the instructions of sqrt followed by a division; elsewhere exactly that.
+KOKKOS_INLINE_FUNCTION double rsqrt(const double d) {
+#ifdef __CUDA_ARCH__
+  return ::rsqrt(d);
+#else
+  return 1.0 / sqrt(d);
+#endif
+}
+KOKKOS_INLINE_FUNCTION float rsqrt(const float d) {
+#ifdef __CUDA_ARCH__
+  return ::rsqrtf(d);
+#else
+  return 1.0f / sqrt(d);
+#endif
+}
+
 KOKKOS_INLINE_FUNCTION int imin(const int a, const int b) { return a < b ? a : b; }
 
 // A pivot is usable when it is positive and finite; written so that NaN fails too.
