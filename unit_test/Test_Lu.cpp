@@ -83,7 +83,10 @@ void check_getrf(int n, const LuOptions& opt, unsigned seed) {
 
 TYPED_TEST(Lu, GetrfRandomEverySizeAndLayout) {
   using T = TypeParam;
-  for (const int n : {0, 1, 2, 3, 5, 16, 17, 31, 32, 33, 64, 65, 100, 130, 257}) {
+  // Host paths by size: one thread up to 128, the pool in one region up to 512 (groups of
+  // 8 columns), recursive panels with the host BLAS above; every edge crossed.
+  for (const int n : {0, 1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 65, 100, 128, 129, 130,
+                      136, 257, 511, 512, 513, 600}) {
     check_getrf<T, Kokkos::LayoutLeft>(n, {}, 10 + n);
     check_getrf<T, Kokkos::LayoutRight>(n, {}, 20 + n);
   }
@@ -125,8 +128,8 @@ TYPED_TEST(Lu, GetrfHandWorkedNeedsPivot) {
 
 TYPED_TEST(Lu, GetrfSingularMatchesLapack) {
   using T = TypeParam;
-  for (const int n : {1, 5, 40, 130})
-    for (const int zero_col : {0, n / 2, n - 1}) {
+  for (const int n : {1, 5, 40, 130, 300, 520})
+    for (const int zero_col : {0, n / 2, n - 1, n > 8 ? 9 : 0}) {
       Dense a = general<T>(n, 7 * n + zero_col);
       for (int i = 0; i < n; ++i) a(i, zero_col) = 0;
       auto d = to_device<T, Kokkos::LayoutLeft>(a);
@@ -145,18 +148,24 @@ TYPED_TEST(Lu, GetrfSingularMatchesLapack) {
 
 TYPED_TEST(Lu, NanOrInfGivesInfo) {
   using T = TypeParam;
-  const int n = 37;
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
-                           std::numeric_limits<double>::infinity()})
-    for (const int pos : {0, 18, 36}) {
-      Dense a = dominant<T>(n, 3 + pos);
-      a(pos, (pos * 7) % n) = bad;
-      auto d = to_device<T, Kokkos::LayoutLeft>(a);
-      PivView ipiv("ipiv", n);
-      EXPECT_GT(getrf(ExecSpace(), d, ipiv), 0) << "value " << bad << " at row " << pos;
-      auto c = to_device<T, Kokkos::LayoutLeft>(a);
-      EXPECT_GT(getrf_nopiv(ExecSpace(), c), 0) << "value " << bad << " at row " << pos;
-    }
+  // Diagonally dominant, so no interchange before the bad entry's column: the entry (or what
+  // it spreads into that column) is that column's pivot, hence getrf's info is its column.
+  // Crout's first non-finite diagonal entry is the later of its row and column.
+  for (const int n : {37, 300})
+    for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity()})
+      for (const int pos : {0, n / 2, n - 1}) {
+        Dense a = dominant<T>(n, 3 + pos);
+        const int col = (pos * 7) % n;
+        a(pos, col) = bad;
+        auto d = to_device<T, Kokkos::LayoutLeft>(a);
+        PivView ipiv("ipiv", n);
+        EXPECT_EQ(getrf(ExecSpace(), d, ipiv), col + 1)
+            << "n = " << n << ", value " << bad << " at (" << pos << ", " << col << ")";
+        auto c = to_device<T, Kokkos::LayoutLeft>(a);
+        EXPECT_EQ(getrf_nopiv(ExecSpace(), c), std::max(pos, col) + 1)
+            << "n = " << n << ", value " << bad << " at (" << pos << ", " << col << ")";
+      }
 }
 
 template <class T, class ALayout, class BLayout>

@@ -2,6 +2,18 @@
 #pragma once
 #include <Kokkos_Macros.hpp>
 
+// Before a host loop whose iterations are independent but whose pointers the compiler cannot
+// prove disjoint (several columns of one matrix): vectorize it without run-time alias checks.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define KOLESKY_IVDEP
+#elif defined(__clang__)
+#define KOLESKY_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define KOLESKY_IVDEP _Pragma("GCC ivdep")
+#else
+#define KOLESKY_IVDEP
+#endif
+
 namespace kolesky {
 
 // Which triangle holds the input and receives the factor.

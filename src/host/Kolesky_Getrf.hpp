@@ -13,18 +13,25 @@
 // panels of LuOptions::panel_size columns, right-looking. The level-3 steps go
 // to the vendor BLAS (cuBLAS / BLAS) or Kolesky's kernels (LuOptions::blas), the narrowest
 // column blocks to one kernel (GPU: one team; host: the calling thread).
+//
+// Host with default options: every layout is factored in a column-major copy (unit-stride
+// kernels), n <= 128 by the calling thread alone, n <= 512 by the pool in one parallel region
+// without BLAS calls (host/Kolesky_GetrfHost.hpp), larger n over the recursive panels.
 #pragma once
 #include <Kokkos_Core.hpp>
 
 #include "common/Kolesky_Profiling.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Blas3.hpp"
 #include "dense/Kolesky_Lu_Internal.hpp"
+#include "host/Kolesky_GetrfHost.hpp"
 #include "host/Kolesky_Potrf.hpp"
 #include "host/Kolesky_PotrfBlocked.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
@@ -35,6 +42,8 @@ struct LuOptions {
   Blas blas = Blas::Auto;  // level-3 steps: vendor BLAS or Kolesky's kernels
   int block_size = 0;      // columns factored by one kernel at the bottom (0: the default)
   int panel_size = 0;      // getrf: columns per recursive panel (0: the default; < 0: one panel)
+  // Host getrf up to n = 512 with both sizes left at 0 makes no level-3 call (see above), so
+  // `blas` does not matter there; setting either size forces the recursive panels.
 };
 
 // Which convention a packed LU factor follows.
@@ -55,11 +64,73 @@ KOKKOS_INLINE_FUNCTION Strided<const T> as_const(const Strided<T> s) {
   return {s.p, s.rs, s.cs};
 }
 
+// Host, default options: matrices up to kHostLuWhole are factored by the calling thread (no
+// BLAS call, no parallel region), up to kHostLuThreads by the pool in one parallel region
+// (host_getrf_threads), larger ones over recursive panels with the host BLAS.
+constexpr int kHostLuWhole = 128;
+constexpr int kHostLuThreads = 512;
+
+// dst <- src, n x n, walking whichever of the two is row-major along its rows.
+template <class T>
+void host_copy(const int n, const Strided<const T> src, const Strided<T> dst) {
+  if (src.cs == 1 || dst.cs == 1) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) dst(i, j) = src(i, j);
+  } else {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) dst(i, j) = src(i, j);
+  }
+}
+
 // Row interchanges k0..k1-1 on ncols columns of a (rows counted from a's first row).
 template <class Exec, class T>
 void laswp(const Exec& exec, const int ncols, const Strided<T> a, const int* ipiv, const int k0,
            const int k1, const bool forward) {
   if (ncols <= 0 || k1 <= k0) return;
+  if constexpr (is_host_exec<Exec>()) {
+    if (a.rs == 1) {
+      // Column-major: the interchanges composed once into a permutation of the rows they
+      // touch, then each column gathers those rows and writes them back, every load
+      // independent. Applying the swaps one by one chains them through memory, and LAPACK's
+      // order (a swap across a block of columns) walks a power-of-two leading dimension
+      // through one cache set; both measured slower.
+      int top = k1 - 1;
+      for (int k = k0; k < k1; ++k) top = std::max(top, ipiv[k] - 1);
+      std::vector<int> perm(std::size_t(top - k0 + 1));
+      for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = k0 + int(i);
+      for (int t = 0; t < k1 - k0; ++t) {
+        const int k = forward ? k0 + t : k1 - 1 - t;
+        std::swap(perm[std::size_t(k - k0)], perm[std::size_t(ipiv[k] - 1 - k0)]);
+      }
+      std::vector<int> dst, src;
+      for (std::size_t i = 0; i < perm.size(); ++i)
+        if (perm[i] != k0 + int(i)) dst.push_back(k0 + int(i)), src.push_back(perm[i]);
+      const int cnt = int(dst.size());
+      if (cnt == 0) return;
+      constexpr int cb = 16;
+      const int blocks = (ncols + cb - 1) / cb;
+      std::vector<T> tmp(std::size_t(cnt) * std::size_t(blocks));
+      const int *d = dst.data(), *sr = src.data();
+      T* const tb = tmp.data();
+      const auto body = [=](const int b) {
+        T* const x = tb + std::size_t(b) * std::size_t(cnt);
+        for (int c = b * cb; c < ncols && c < (b + 1) * cb; ++c) {
+          T* const col = a.p + c * a.cs;
+          for (int t = 0; t < cnt; ++t) x[t] = col[sr[t]];
+          for (int t = 0; t < cnt; ++t) col[d[t]] = x[t];
+        }
+      };
+      // Small swaps stay on the calling thread: no thread-pool hand-off for them.
+      if (std::ptrdiff_t(ncols) * cnt < 16384 || exec.concurrency() == 1) {
+        exec.fence();
+        for (int b = 0; b < blocks; ++b) body(b);
+      } else {
+        Kokkos::parallel_for("kolesky::laswp", Kokkos::RangePolicy<Exec>(exec, 0, blocks), body);
+        exec.fence();
+      }
+      return;
+    }
+  }
   Kokkos::parallel_for(
       "kolesky::laswp", Kokkos::RangePolicy<Exec>(exec, 0, ncols), KOKKOS_LAMBDA(const int c) {
         serial_laswp(1, a.shifted(0, c), ipiv, 1, k0, k1, forward);
@@ -72,7 +143,8 @@ void panel_getrf(const Exec& exec, const int m, const int w, const Strided<T> a,
                  const int r0, const InfoView<Exec>& info) {
   if constexpr (is_host_exec<Exec>()) {
     exec.fence();
-    const int r = serial_getrf(m, w, a, ipiv + r0, 1, r0);
+    const int r = a.rs == 1 ? host_getrf_block<8>(m, w, a.p, a.cs, ipiv + r0, r0)
+                            : serial_getrf(m, w, a, ipiv + r0, 1, r0);
     if (r != 0 && info(0) == 0) info(0) = r0 + r;
   } else {
     using Policy = Kokkos::TeamPolicy<Exec>;
@@ -276,19 +348,40 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
   const int n = int(a.extent(0));
   if (n == 0) return 0;
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible) {
+    using T = typename AView::non_const_value_type;
     const auto info = impl::make_info(exec);
     const int base = opt.block_size > 0 ? opt.block_size : impl::lu_base<ExecSpace>();
     // Right-looking over recursive panels: the row interchanges are chains of dependent
     // loads (a thread per column applies them in order), and panels of 256 columns make
     // their total length about half that of recursion over the whole matrix.
     const int nbo = opt.panel_size > 0 ? opt.panel_size : opt.panel_size < 0 ? n : 256;
-    const auto m = impl::full_of(a);
+    auto m = impl::full_of(a);
     int* piv = ipiv.data();
-    for (int j0 = 0; j0 < n; j0 += nbo) {
+    bool blocked = true;
+    std::unique_ptr<T[]> cm;  // host: a column-major copy of a matrix that is not
+    if constexpr (impl::is_host_exec<ExecSpace>()) {
+      if (m.rs != 1) {
+        exec.fence();
+        cm.reset(new T[std::size_t(n) * std::size_t(n)]);
+        const impl::Strided<T> c{cm.get(), 1, n};
+        impl::host_copy<T>(n, impl::as_const(m), c);
+        m = c;
+      }
+      if (opt.block_size <= 0 && opt.panel_size == 0 && n <= impl::kHostLuThreads) {
+        const int team = n <= impl::kHostLuWhole ? 1 : int(exec.concurrency());
+        info(0) = impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
+        blocked = false;
+      }
+    }
+    for (int j0 = 0; blocked && j0 < n; j0 += nbo) {
       const int kb = std::min(nbo, n - j0), j1 = j0 + kb;
       impl::recursive_getrf(exec, opt.blas, n, m, piv, j0, kb, info, base);
       impl::laswp(exec, j0, m, piv, j0, j1, true);  // the finished columns to the left
       if (j1 < n) impl::getrf_update(exec, opt.blas, n, m, piv, j0, kb, n - j1);
+    }
+    if (cm) {
+      exec.fence();
+      impl::host_copy<T>(n, impl::Strided<const T>{cm.get(), 1, n}, impl::full_of(a));
     }
     return impl::fetch_info(exec, info);
   }

@@ -1,0 +1,313 @@
+// Host LU kernels on column-major blocks (unit stride, so the compiler vectorizes them):
+//
+//   host_getrf_block     serial_getrf's result by the calling thread, G columns at a time
+//   host_getrf_threads   the same over the host pool in one parallel region (mid-size
+//                        matrices): column groups dealt out cyclically, each group factored by
+//                        its owner as soon as its last update lands (lookahead of one)
+//
+// Both make the same pivot choices and report the same info as serial_getrf: the first
+// column (1-based) whose pivot is zero or not finite; such a column is left unscaled and
+// updates nothing.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Lu_Internal.hpp"
+
+namespace kolesky {
+namespace impl {
+
+// First index of the largest pivot_key in x[0, len): the maximum in eight independent lanes
+// (a vectorizable reduction), then the first entry that reaches it.
+template <class T>
+int host_pivot_index(const int len, const T* x) {
+  T lane[8] = {};
+  int i = 0;
+  for (; i + 8 <= len; i += 8)
+    for (int t = 0; t < 8; ++t) {
+      const T k = pivot_key(x[i + t]);
+      lane[t] = k > lane[t] ? k : lane[t];
+    }
+  T best = T(-1);
+  for (int t = 0; t < 8; ++t) best = lane[t] > best ? lane[t] : best;
+  for (; i < len; ++i) {
+    const T k = pivot_key(x[i]);
+    best = k > best ? k : best;
+  }
+  for (i = 0; i < len; ++i)
+    if (pivot_key(x[i]) == best) return i;
+  return 0;
+}
+
+// Factors the kb <= G columns of a group; `a` is the group's top-left diagonal entry, m the
+// rows from there. Left-looking inside the group: each column takes the earlier columns'
+// updates in one fused pass. Interchanges are applied to the group's own columns only;
+// piv[t] is the local row chosen for column t, ok[t] whether its pivot was usable.
+// Returns the first failing column (1-based, local) or 0.
+template <int G, class T>
+int lu_group_factor(const int m, const int kb, T* const a, const std::ptrdiff_t lda, int* piv,
+                    bool* ok) {
+  int info = 0;
+  for (int t = 0; t < G; ++t) ok[t] = false, piv[t] = t;
+  for (int c = 0; c < kb && c < m; ++c) {
+    T* const cc = a + c * lda;
+    T u[G];
+    const T* cp[G];
+    int np = 0;
+    for (int p = 0; p < c; ++p) {  // rows 0..c-1: the group's unit lower triangle
+      if (!ok[p]) continue;
+      const T* const lp = a + p * lda;
+      for (int q = p + 1; q < c; ++q) cc[q] -= lp[q] * cc[p];
+      cp[np] = lp, u[np++] = cc[p];
+    }
+    for (int t = 0; t < np; ++t) {  // rows c..m-1, two earlier columns per pass
+      const T* const l0 = cp[t];
+      if (t + 1 < np) {
+        const T* const l1 = cp[t + 1];
+        const T u0 = u[t], u1 = u[t + 1];
+        KOLESKY_IVDEP
+        for (int i = c; i < m; ++i) cc[i] -= l0[i] * u0 + l1[i] * u1;
+        ++t;
+      } else {
+        const T u0 = u[t];
+        KOLESKY_IVDEP
+        for (int i = c; i < m; ++i) cc[i] -= l0[i] * u0;
+      }
+    }
+    const int p = c + host_pivot_index(m - c, cc + c);
+    piv[c] = p;
+    if (p != c)
+      for (int j = 0; j < kb; ++j) {
+        T* const cj = a + j * lda;
+        const T x = cj[c];
+        cj[c] = cj[p];
+        cj[p] = x;
+      }
+    const T d = cc[c];
+    if (!usable_lu_pivot(d)) {
+      if (info == 0) info = c + 1;
+      continue;
+    }
+    ok[c] = true;
+    if ((d < T(0) ? -d : d) >= std::numeric_limits<T>::min()) {
+      const T r = T(1) / d;
+      for (int i = c + 1; i < m; ++i) cc[i] *= r;
+    } else {
+      for (int i = c + 1; i < m; ++i) cc[i] /= d;
+    }
+  }
+  return info;
+}
+
+// A factored group applied to columns to its right (interchanges, U rows, rank-kb update of
+// the rows below) or to its left (interchanges only). Column pointers start at the group's
+// first row.
+template <int G, class T>
+struct LuGroupUpdate {
+  const T* l[G];
+  int m, kb;
+  int piv[G];
+  bool ok[G];
+  bool full;
+  T li[G][G];  // li[q][r] = (L11^{-1})(r, q) when full
+
+  LuGroupUpdate(const int m_, const int kb_, const T* a, const std::ptrdiff_t lda,
+                const int* piv_, const bool* ok_)
+      : m(m_), kb(kb_ < m_ ? kb_ : m_) {
+    full = kb == G;
+    for (int t = 0; t < G; ++t) {
+      l[t] = a + (t < kb ? t : 0) * lda;
+      piv[t] = piv_[t], ok[t] = ok_[t];
+      if (t < kb) full = full && ok[t];
+    }
+    if (!full) return;
+    // The unit lower triangle inverted once (G x G): each column's top rows are then a
+    // product of independent multiply-adds instead of a substitution chain.
+    for (int q = 0; q < G; ++q) {
+      for (int r = 0; r < G; ++r) li[q][r] = r == q ? T(1) : T(0);
+      for (int r = q + 1; r < G; ++r) {
+        T x = T(0);
+        for (int t = q; t < r; ++t) x -= l[t][r] * li[q][t];
+        li[q][r] = x;
+      }
+    }
+  }
+
+  void swap(T* const x) const {
+    for (int t = 0; t < kb; ++t) {
+      const T v = x[t];
+      x[t] = x[piv[t]];
+      x[piv[t]] = v;
+    }
+  }
+
+  void apply(T* const x) const {
+    swap(x);
+    for (int p = 0; p < kb; ++p) {  // U rows: the unit lower triangle's substitution
+      if (!ok[p]) continue;
+      for (int q = p + 1; q < kb; ++q) x[q] -= l[p][q] * x[p];
+    }
+    for (int p = 0; p < kb; ++p) {
+      if (!ok[p]) continue;
+      const T* const lp = l[p];
+      const T u = x[p];
+      KOLESKY_IVDEP
+      for (int i = kb; i < m; ++i) x[i] -= lp[i] * u;
+    }
+  }
+
+  // Two columns at once: 2G multiply-adds per G + 2 loads and 2 stores.
+  void apply2(T* const x0, T* const x1) const {
+    if (!full) {
+      apply(x0);
+      apply(x1);
+      return;
+    }
+    swap(x0);
+    swap(x1);
+    T u0[G] = {}, u1[G] = {};
+    for (int q = 0; q < G; ++q) {
+      const T y0 = x0[q], y1 = x1[q];
+      for (int r = 0; r < G; ++r) u0[r] += li[q][r] * y0, u1[r] += li[q][r] * y1;
+    }
+    for (int t = 0; t < G; ++t) x0[t] = u0[t], x1[t] = u1[t];
+    KOLESKY_IVDEP
+    for (int i = G; i < m; ++i) {
+      // Two partial sums per column: half-length dependency chains.
+      T s0 = T(0), s1 = T(0), r0 = T(0), r1 = T(0);
+      for (int t = 0; t < G; t += 2) {
+        const T v = l[t][i], w = l[t + 1][i];
+        s0 += v * u0[t];
+        s1 += v * u1[t];
+        r0 += w * u0[t + 1];
+        r1 += w * u1[t + 1];
+      }
+      x0[i] -= s0 + r0;
+      x1[i] -= s1 + r1;
+    }
+  }
+
+  // Columns [j0, j1) of the matrix, given by a pointer at the group's first row of column 0.
+  void apply_columns(T* const row0, const std::ptrdiff_t lda, int j0, const int j1) const {
+    for (; j0 + 2 <= j1; j0 += 2) apply2(row0 + j0 * lda, row0 + (j0 + 1) * lda);
+    if (j0 < j1) apply(row0 + j0 * lda);
+  }
+};
+
+// m x w block (m rows from the block's first row, leading dimension lda); ipiv[c] =
+// row_offset + (local pivot row) + 1, as serial_getrf writes it.
+template <int G, class T>
+int host_getrf_block(const int m, const int w, T* const a, const std::ptrdiff_t lda, int* ipiv,
+                     const int row_offset) {
+  int info = 0;
+  const int kn = m < w ? m : w;
+  for (int k = 0; k < kn; k += G) {
+    const int kb = kn - k < G ? kn - k : G;
+    T* const ak = a + k + k * lda;
+    int piv[G];
+    bool ok[G];
+    const int r = lu_group_factor<G>(m - k, kb, ak, lda, piv, ok);
+    if (r != 0 && info == 0) info = k + r;
+    for (int t = 0; t < kb; ++t) ipiv[k + t] = row_offset + k + piv[t] + 1;
+    const LuGroupUpdate<G, T> g(m - k, kb, ak, lda, piv, ok);
+    for (int j = 0; j < k; ++j) g.swap(a + k + j * lda);
+    g.apply_columns(a + k, lda, k + kb, w);
+  }
+  return info;
+}
+
+// n x n column-major matrix over `team` threads of the host pool (one parallel region, no BLAS
+// call): group g of G columns belongs to thread g % team; at step k every thread applies
+// group k to its own groups to the right, the owner of group k + 1 first, which it then
+// factors at once, so the next step's group is ready when the others get there. Interchanges
+// reach the groups to the left at the end (nothing reads them before). Waits spin on one flag
+// per group (the team's threads run concurrently: TeamPolicy guarantees it).
+template <class Exec, int G, class T>
+int host_getrf_threads(const Exec& exec, const int n, T* const a, const std::ptrdiff_t lda,
+                       int* ipiv, int team) {
+  const int ng = (n + G - 1) / G;
+  if (team > ng) team = ng;
+  if (team <= 1) return host_getrf_block<G>(n, n, a, lda, ipiv, 0);
+  std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[std::size_t(ng)]);
+  for (int g = 0; g < ng; ++g) done[g].store(0, std::memory_order_relaxed);
+  std::vector<int> fail(std::size_t(ng), 0);
+  std::vector<char> okc(std::size_t(ng) * G, 0);
+  const auto factor = [&](const int g) {
+    const int k0 = g * G, kb = n - k0 < G ? n - k0 : G;
+    int piv[G];
+    bool ok[G];
+    const int r = lu_group_factor<G>(n - k0, kb, a + k0 + k0 * lda, lda, piv, ok);
+    for (int t = 0; t < kb; ++t) ipiv[k0 + t] = k0 + piv[t] + 1;
+    for (int t = 0; t < G; ++t) okc[std::size_t(g) * G + t] = ok[t];
+    fail[std::size_t(g)] = r != 0 ? k0 + r : 0;
+    done[g].store(1, std::memory_order_release);
+  };
+  const auto wait = [&](const int g) {
+    // Spin (the group is usually microseconds away), then give the core away: on an
+    // oversubscribed machine the owner may be waiting for it.
+    for (int spins = 0; done[g].load(std::memory_order_acquire) == 0; ++spins) {
+      if (spins < 2048) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      } else if (spins < 4096) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+  };
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  exec.fence();
+  Kokkos::parallel_for(
+      "kolesky::getrf_threads", Policy(exec, 1, team),
+      [&](const typename Policy::member_type& mb) {
+        const int t = mb.team_rank();
+        if (t == 0) factor(0);
+        for (int k = 0; k < ng; ++k) {
+          wait(k);
+          const int k0 = k * G, kb = n - k0 < G ? n - k0 : G;
+          int piv[G];
+          bool ok[G];
+          for (int q = 0; q < G; ++q) {
+            piv[q] = q < kb ? ipiv[k0 + q] - 1 - k0 : q;
+            ok[q] = okc[std::size_t(k) * G + q] != 0;
+          }
+          const LuGroupUpdate<G, T> g(n - k0, kb, a + k0 + k0 * lda, lda, piv, ok);
+          int j = k + 1;
+          j += ((t - j) % team + team) % team;  // this thread's first group after k
+          for (; j < ng; j += team) {
+            const int c0 = j * G, c1 = n - c0 < G ? n : c0 + G;
+            g.apply_columns(a + k0, lda, c0, c1);
+            if (j == k + 1) factor(j);
+          }
+        }
+        mb.team_barrier();  // every thread is done reading the groups' L columns
+        // The later groups' interchanges on this thread's columns (rows below each group).
+        for (int j = t; j < ng; j += team)
+          for (int c = j * G; c < n && c < (j + 1) * G; ++c) {
+            T* const col = a + c * lda;
+            for (int r = (j + 1) * G; r < n; ++r) {
+              const int p = ipiv[r] - 1;
+              const T v = col[r];
+              col[r] = col[p];
+              col[p] = v;
+            }
+          }
+      });
+  exec.fence();
+  for (int g = 0; g < ng; ++g)
+    if (fail[std::size_t(g)] != 0) return fail[std::size_t(g)];
+  return 0;
+}
+
+}  // namespace impl
+}  // namespace kolesky
