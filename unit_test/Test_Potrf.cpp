@@ -219,6 +219,32 @@ TYPED_TEST(Potrf, NanAndInfGiveInfo) {
   }
 }
 
+// The default options by size: on the host one thread up to 64, the pool in one parallel
+// region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above;
+// every edge, both triangles and layouts, and failing pivots (negative, NaN) around the
+// groups with the exact info.
+TYPED_TEST(Potrf, DefaultEverySizePath) {
+  using T = TypeParam;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const int n : {63, 64, 65, 66, 72, 73, 100, 129, 300, 639, 640, 641}) {
+    const Dense a = random_spd<T>(n, 77u + n);
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      check_factor<T, Kokkos::LayoutLeft>(a, uplo, PotrfOptions{});
+      check_factor<T, Kokkos::LayoutRight>(a, uplo, PotrfOptions{});
+    }
+    for (const int k : {0, 7, 8, 9, n / 2, n - 1})
+      for (const double bad : {-1.0, nan}) {
+        Dense b = a;
+        b(k, k) = bad;
+        for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+          SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " " + name(uplo));
+          auto d = to_device<T, Kokkos::LayoutLeft>(b, uplo, kOther);
+          EXPECT_EQ(potrf(ExecSpace(), uplo, d), k + 1);
+        }
+      }
+  }
+}
+
 TYPED_TEST(Potrf, SolveRandomRightHandSides) {
   using T = TypeParam;
   for (const int n : {0, 1, 2, 3, 17, 64, 100, 257})

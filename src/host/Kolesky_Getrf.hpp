@@ -15,7 +15,7 @@
 // column blocks to one kernel (GPU: one team; host: the calling thread).
 //
 // Host with default options: every layout is factored in a column-major copy (unit-stride
-// kernels), n <= 128 by the calling thread alone, n <= 512 by the pool in one parallel region
+// kernels), n <= 48 by the calling thread alone, n <= 512 by the pool in one parallel region
 // without BLAS calls (host/Kolesky_GetrfHost.hpp), larger n over the recursive panels.
 #pragma once
 #include <Kokkos_Core.hpp>
@@ -67,7 +67,7 @@ KOKKOS_INLINE_FUNCTION Strided<const T> as_const(const Strided<T> s) {
 // Host, default options: matrices up to kHostLuWhole are factored by the calling thread (no
 // BLAS call, no parallel region), up to kHostLuThreads by the pool in one parallel region
 // (host_getrf_threads), larger ones over recursive panels with the host BLAS.
-constexpr int kHostLuWhole = 128;
+constexpr int kHostLuWhole = 48;
 constexpr int kHostLuThreads = 512;
 
 // dst <- src, n x n, walking whichever of the two is row-major along its rows.

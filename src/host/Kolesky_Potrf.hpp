@@ -23,6 +23,7 @@
 #include "dense/Kolesky_Blas3.hpp"
 #include "host/Kolesky_PotrfBlocked.hpp"
 #include "host/Kolesky_PotrfColumns.hpp"
+#include "host/Kolesky_PotrfHost.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
 
 namespace kolesky {
@@ -75,6 +76,12 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
     throw_invalid(routine, "B has ", b.extent(1), " columns, more than ", INT_MAX);
 }
 
+// Host, Algo::Default: the orders factored by host_potrf_threads (2 cores, measured: one
+// thread is faster up to 64; above 640 the rank-8 updates stream the matrix from beyond L2
+// and the BLAS panels win).
+constexpr int kHostCholThreadsMin = 64;
+constexpr int kHostCholThreads = 640;
+
 // What Algo::Default means for (backend, scalar, n): measured on the H100 and the 2-core
 // OpenMP machine (docs/performance_log.md, "Dense potrf").
 template <class Exec, class T>
@@ -114,6 +121,17 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
                    const PotrfContext<Exec>& ctx) {
   if (n == 0) return;
   const InfoView<Exec>& info = ctx.info;
+  if constexpr (is_host_exec<Exec>()) {
+    // Mid-size column-major lower triangles: the pool in one parallel region, no BLAS call
+    // (measured against the BLAS panels in docs/performance_log.md, issue 17).
+    if (opt.algo == Algo::Default && opt.block_size <= 0 && a.rs == 1 &&
+        n > kHostCholThreadsMin && n <= kHostCholThreads && exec.concurrency() > 1) {
+      exec.fence();
+      if (info(0) == 0)
+        info(0) = host_potrf_threads<Exec, 8>(exec, n, a.p, a.cs, int(exec.concurrency()));
+      return;
+    }
+  }
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
   BlockedConfig cfg;
   cfg.blas = opt.blas;
