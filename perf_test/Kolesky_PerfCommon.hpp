@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kolesky.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -18,6 +20,40 @@ inline std::vector<int> parse_ints(const std::string& s) {
   std::stringstream ss(s);
   for (std::string t; std::getline(ss, t, ',');) v.push_back(std::stoi(t));
   return v;
+}
+
+// Kolesky and a baseline timed alternately in every iteration (the order swapped each time),
+// so that a noisy machine's drift hits both alike: manual time = Kolesky's; counters
+// kolesky_ms and baseline_ms (medians) and ratio = the median over iterations of baseline
+// time / Kolesky time (> 1: Kolesky faster). `restore` runs untimed before each call.
+template <class Restore, class Ours, class Theirs>
+void paired(benchmark::State& state, Restore restore, Ours ours, Theirs theirs) {
+  std::vector<double> to, tt, r;
+  bool flip = false;
+  for (auto _ : state) {
+    double t[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const bool mine = (k == 0) != flip;
+      restore(mine);
+      const auto t0 = std::chrono::steady_clock::now();
+      if (mine)
+        ours();
+      else
+        theirs();
+      t[mine ? 0 : 1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    flip = !flip;
+    state.SetIterationTime(t[0]);
+    to.push_back(t[0]), tt.push_back(t[1]), r.push_back(t[1] / t[0]);
+  }
+  const auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["kolesky_ms"] = 1e3 * median(to);
+  state.counters["baseline_ms"] = 1e3 * median(tt);
+  state.counters["ratio"] = median(r);
 }
 
 // KOLESKY_PERF_BREAK=1 simulates a wrong kernel: the result's (0, 0) entry is changed after

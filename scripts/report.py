@@ -24,6 +24,9 @@ NICE = {
     "cusolver_potrf": "cuSOLVER potrf",
     "lapack_potrf": "OpenBLAS potrf",
     "kokkoskernels_blocked_potrf": "Kokkos Kernels (blocked potrf from KokkosBlas)",
+    "kolesky_potrf/CroutCutoff/0": "Kolesky Crout, OpenMP cutoff: sequential tail 0",
+    "kolesky_potrf/CroutCutoff/128": "Kolesky Crout, OpenMP cutoff: sequential tail 128",
+    "kolesky_potrf/CroutCutoff/512": "Kolesky Crout, OpenMP cutoff: sequential tail 512",
     "kolesky_getrf": "Kolesky getrf",
     "kolesky_getrf/native": "Kolesky getrf, native level 3",
     "kolesky_crout": "Kolesky Crout (no pivoting)",
@@ -129,6 +132,16 @@ def device_of(be):
 # Dense potrf and the solves
 
 
+def paired_ratios(d, impl):
+    """(scalar, n) -> the median ratio of a paired_vs_* benchmark (Kolesky and the baseline
+    timed alternately on the same matrix: the ratio a noisy host reproduces)."""
+    out = {}
+    for r in d["rows"]:
+        if r["impl"] == impl and len(r["args"]) == 1 and not r["error"] and "ratio" in r["b"]:
+            out[(r["scalar"], int(r["args"][0]))] = r["b"]["ratio"]
+    return out
+
+
 def dense_section(be, P):
     d = be["dense"]
     if not d:
@@ -141,10 +154,13 @@ def dense_section(be, P):
     ours = "kolesky_potrf/Default"
     bases = [b for b in ("cusolver_potrf", "lapack_potrf", "kokkoskernels_blocked_potrf")
              if any(k[0] == b for k in res)]
+    paired = paired_ratios(d, "paired_vs_lapack_potrf")
     out.append("### Dense potrf (one matrix, lower, column-major)\n\n")
     out.append("Time of `kolesky::potrf(exec, Uplo::Lower, A)` (the `Default` variant) and of each "
                "baseline on the same matrix; ratio = baseline time / Kolesky time (> 1: Kolesky "
-               "faster).\n\n")
+               "faster)." + (" *alternating*: the median ratio with Kolesky and OpenBLAS timed "
+                            "alternately on the same matrix (`paired_vs_lapack_potrf`), which "
+                            "this noisy machine reproduces best." if paired else "") + "\n\n")
     for scalar in ("double", "float"):
         ns = sorted({k[2] for k in res if k[0] == ours and k[1] == scalar})
         if not ns:
@@ -152,6 +168,8 @@ def dense_section(be, P):
         head = ["n", "Kolesky ms", "Kolesky GFLOP/s"]
         for b in bases:
             head += [f"{NICE[b].split(' (')[0]} ms", "ratio"]
+            if b == "lapack_potrf" and paired:
+                head += ["ratio, alternating"]
         rows = []
         for n in ns:
             k = res[(ours, scalar, n)]
@@ -159,6 +177,9 @@ def dense_section(be, P):
             for b in bases:
                 t = res.get((b, scalar, n))
                 row += [fmt_ms(t), fmt_ratio(t, k)]
+                if b == "lapack_potrf" and paired:
+                    pr = paired.get((scalar, n))
+                    row += ["-" if pr is None else f"**{pr:.2f}**"]
             rows.append(row)
         out.append(f"**{scalar}**\n\n" + table(head, rows) + "\n")
         if P.ok:
@@ -349,11 +370,18 @@ def lu_section(be, P):
                    "baseline time / Kolesky time); Kolesky's other LU variants as their time "
                    "(Crout and the iterative Crout factor without pivoting, on diagonally dominant "
                    "matrices).\n\n")
+        paired = paired_ratios(d, "paired_vs_lapack_getrf")
+        if paired:
+            out.append("*alternating*: the median ratio with Kolesky and OpenBLAS timed alternately "
+                       "on the same matrix (`paired_vs_lapack_getrf`), which this noisy machine "
+                       "reproduces best.\n\n")
         for scalar in ("double", "float"):
             ns = sorted({k[2] for k in res if k[0] == ours and k[1] == scalar})
             if not ns:
                 continue
-            head = ["n", "getrf ms", "GFLOP/s"] + sum(([f"{NICE[b]} ms", "ratio"] for b in bases), []) + \
+            head = ["n", "getrf ms", "GFLOP/s"] + sum(([f"{NICE[b]} ms", "ratio"] +
+                                                       (["ratio, alternating"] if b == "lapack_getrf" and paired else [])
+                                                       for b in bases), []) + \
                    [NICE.get(v, v.replace("kolesky_", "")) + " ms" for v in variants]
             rows = []
             for n in ns:
@@ -361,6 +389,9 @@ def lu_section(be, P):
                 row = [n, fmt_ms(k), f"{2 * n ** 3 / 3 / k / 1e6:.1f}"]
                 for b in bases:
                     row += [fmt_ms(res.get((b, scalar, n))), fmt_ratio(res.get((b, scalar, n)), k)]
+                    if b == "lapack_getrf" and paired:
+                        pr = paired.get((scalar, n))
+                        row += ["-" if pr is None else f"**{pr:.2f}**"]
                 row += [fmt_ms(res.get((v, scalar, n))) for v in variants]
                 rows.append(row)
             out.append(f"**{scalar}**\n\n" + table(head, rows) + "\n")
@@ -465,11 +496,15 @@ def threads_section(be, P):
             if len(r["args"]) == 1 and "ms" in r:
                 res[(r["impl"], r["scalar"], int(r["args"][0]), p)] = r["ms"]
     ps = sorted(th)
-    impls = [i for i in ("kolesky_potrf/Default", "lapack_potrf", "kokkoskernels_blocked_potrf")
+    impls = [i for i in ("kolesky_potrf/Default", "lapack_potrf", "kokkoskernels_blocked_potrf",
+                         "kolesky_potrf/CroutCutoff/0", "kolesky_potrf/CroutCutoff/128",
+                         "kolesky_potrf/CroutCutoff/512")
              if any(k[0] == i for k in res)]
     out = ["### Threads: speedup and efficiency (reference 002's measurement)\n\n",
            "Dense potrf (double) at OMP_NUM_THREADS = p (OpenBLAS gets the same p): speedup "
-           "S(p) = t(1) / t(p), efficiency E(p) = S(p) / p.\n\n"]
+           "S(p) = t(1) / t(p), efficiency E(p) = S(p) / p. The Crout columns are reference "
+           "002's OpenMP cutoff (columns with fewer rows than the tail run sequentially; run up "
+           "to n = 2048).\n\n"]
     head = ["n"] + sum(([f"{NICE[i].split(' (')[0]} t(1) ms"] + [f"S({p}) / E({p})" for p in ps[1:]]
                         for i in impls), [])
     rows = []
@@ -486,7 +521,7 @@ def threads_section(be, P):
     out.append(table(head, rows) + "\n")
     if P.ok and len(ps) > 1:
         fig, ax = P.plt.subplots(1, 2, figsize=(10, 3.8))
-        for i in impls:
+        for i in (i for i in impls if "CroutCutoff" not in i):  # the table has the cutoffs
             for n in ns:
                 pts = [(p, res[(i, "double", n, ps[0])] / res[(i, "double", n, p)])
                        for p in ps if (i, "double", n, p) in res and (i, "double", n, ps[0]) in res]

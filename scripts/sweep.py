@@ -35,7 +35,10 @@ HOST = {
               "--solve-n=128,500,1000,2048,4096", "--nrhs=1,100"],
     "lu": ["--n=250,500,1000,2000,2048,4096"],
     "batched": ["--n=2,4,8,16,20,32,40,64,100,128", "--batch=1024,16384,131072,1048576"],
-    "threads": ["--n=250,500,1000,2000,4000", "--nrhs=0"],
+    # Reference 002's thread sweep: the default potrf, its OpenMP cutoff variant (sequential
+    # tail 0 / 128 / 512) and the baselines; the other variants are in the dense suite.
+    "threads": ["--n=250,500,1000,2000,4000", "--nrhs=0",
+                "--benchmark_filter=(Default|CroutCutoff|lapack_potrf|kokkoskernels)"],
 }
 GPU = {
     "dense": ["--n=32,128,250,500,1000,1024,2000,2048,2500,4000,4096,5000,7500,8192,16384,32768",

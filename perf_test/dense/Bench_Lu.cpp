@@ -277,6 +277,37 @@ void dense(benchmark::State& state, Method m, int nb = 0, int panel = 0) {
   if (check_solve(state, info, a0, f, ipiv, is_crout(m))) set_counters(state, n, sizeof(T));
 }
 
+#ifdef KOLESKY_HAVE_LAPACK
+// Kolesky's default getrf and LAPACK's, alternating on the same matrix (host builds): the
+// ratio a noisy 2-core machine reproduces (kolesky::perf::paired).
+template <class T>
+void paired_getrf(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const auto a0 = make_general<T>(n, false);
+  Matrix<T> f("F", n, n);
+  Pivots ipiv("ipiv", n);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0);
+  auto h = Kokkos::create_mirror(Kokkos::HostSpace(), a0);
+  std::vector<int> hp(std::size_t(n > 0 ? n : 1));
+  Kokkos::deep_copy(f, a0);
+  int info = kolesky::getrf(Exec(), f, ipiv), linfo = 0;  // untimed first call
+  kolesky::perf::paired(
+      state,
+      [&](bool ours) {
+        if (ours)
+          Kokkos::deep_copy(f, a0);
+        else
+          std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
+        Exec().fence();
+      },
+      [&] { info = kolesky::getrf(Exec(), f, ipiv); },
+      [&] { linfo = kolesky::baselines::lapack_getrf(n, h.data(), n, hp.data()); });
+  kolesky::perf::break_if_asked(f);
+  if (linfo != 0) state.SkipWithError(("LAPACK info = " + std::to_string(linfo)).c_str());
+  if (check_solve(state, info, a0, f, ipiv, false)) set_counters(state, n, sizeof(T));
+}
+#endif
+
 // Reference 004's experiment on one Matrix Market file.
 template <class T>
 void from_file(benchmark::State& state, Method m, const std::string& path) {
@@ -350,6 +381,14 @@ void register_all(const std::string& tname, const std::vector<int>& sizes,
     if (args == 0) b->Arg(0);  // nothing to run at these sizes: an empty matrix, checked
     b->UseManualTime()->Unit(benchmark::kMillisecond);
   }
+#ifdef KOLESKY_HAVE_LAPACK
+  if (kHost) {
+    auto* b = benchmark::RegisterBenchmark(("paired_vs_lapack_getrf<" + tname + ">").c_str(),
+                                           [](benchmark::State& s) { paired_getrf<T>(s); });
+    for (int n : sizes) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+#endif
   if (mm_dir.empty()) return;
   for (const auto& name : mm_list) {
     std::string path = mm_dir + "/" + name + ".mtx";

@@ -275,6 +275,34 @@ void lapack_potrf(benchmark::State& state) {
   Kokkos::deep_copy(l, h);
   if (check(state, info, a0, l)) set_counters(state, n, sizeof(T));
 }
+
+// Kolesky's default potrf and LAPACK's, alternating on the same matrix (host builds): the
+// ratio a noisy 2-core machine reproduces (kolesky::perf::paired).
+template <class T>
+void paired_potrf(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0);
+  auto h = Kokkos::create_mirror(Kokkos::HostSpace(), a0);
+  int info = 0, linfo = 0;
+  Kokkos::deep_copy(a, a0);
+  info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);  // untimed first call
+  kolesky::perf::paired(
+      state,
+      [&](bool ours) {
+        if (ours)
+          Kokkos::deep_copy(a, a0);
+        else
+          std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
+        Exec().fence();
+      },
+      [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a); },
+      [&] { linfo = kolesky::baselines::lapack_potrf(kolesky::Uplo::Lower, n, h.data(), n); });
+  kolesky::perf::break_if_asked(a);
+  if (linfo != 0) state.SkipWithError(("LAPACK info = " + std::to_string(linfo)).c_str());
+  if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
+}
 #endif
 
 #ifdef KOLESKY_HAVE_CUSOLVER
@@ -605,8 +633,10 @@ void register_all(const std::string& tname, const std::vector<int>& sizes, bool 
   reg("kokkoskernels_blocked_potrf", [](benchmark::State& s) { kk_potrf<T>(s); });
 #endif
 #ifdef KOLESKY_HAVE_LAPACK
-  if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+  if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible) {
     reg("lapack_potrf", [](benchmark::State& s) { lapack_potrf<T>(s); });
+    reg("paired_vs_lapack_potrf", [](benchmark::State& s) { paired_potrf<T>(s); });
+  }
 #endif
 #ifdef KOLESKY_HAVE_CUSOLVER
   reg("cusolver_potrf", [](benchmark::State& s) { cusolver_potrf<T>(s); });
