@@ -69,10 +69,6 @@ KOKKOS_INLINE_FUNCTION Strided<const T> as_const(const Strided<T> s) {
 // (host_getrf_threads), larger ones over recursive panels with the host BLAS.
 constexpr int kHostLuWhole = 48;
 constexpr int kHostLuThreads = 512;
-// Columns per group there: 8, and 16 for float above kHostLuWide (rank-16 updates do as many
-// multiply-adds per load as double's rank-8 on twice the lanes: measured 5-15 % faster at
-// n = 250-500, but 30 % slower at n <= 128, where the groups' own factorization dominates).
-constexpr int kHostLuWide = 160;
 
 // dst <- src, n x n, walking whichever of the two is row-major along its rows.
 template <class T>
@@ -373,9 +369,7 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
       }
       if (opt.block_size <= 0 && opt.panel_size == 0 && n <= impl::kHostLuThreads) {
         const int team = n <= impl::kHostLuWhole ? 1 : int(exec.concurrency());
-        info(0) = sizeof(T) == 4 && n > impl::kHostLuWide
-                      ? impl::host_getrf_threads<ExecSpace, 16>(exec, n, m.p, m.cs, piv, team)
-                      : impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
+        info(0) = impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
         blocked = false;
       }
     }
