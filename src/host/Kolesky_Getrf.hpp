@@ -15,7 +15,7 @@
 // column blocks to one kernel (GPU: one team; host: the calling thread).
 //
 // Host with default options: every layout is factored in a column-major copy (unit-stride
-// kernels), n <= 48 by the calling thread alone, n <= 512 by the pool in one parallel region
+// kernels), n <= 48 (192 when idle threads sleep) by the calling thread alone, n <= 512 by the pool in one parallel region
 // without BLAS calls (host/Kolesky_GetrfHost.hpp), larger n over the recursive panels.
 #pragma once
 #include <Kokkos_Core.hpp>
@@ -68,6 +68,7 @@ KOKKOS_INLINE_FUNCTION Strided<const T> as_const(const Strided<T> s) {
 // BLAS call, no parallel region), up to kHostLuThreads by the pool in one parallel region
 // (host_getrf_threads), larger ones over recursive panels with the host BLAS.
 constexpr int kHostLuWhole = 48;
+constexpr int kHostLuWholeSleeping = 192;  // when host_pool_sleeps(): a region costs a wake-up
 constexpr int kHostLuThreads = 512;
 
 // dst <- src, n x n, walking whichever of the two is row-major along its rows.
@@ -368,7 +369,8 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
         m = c;
       }
       if (opt.block_size <= 0 && opt.panel_size == 0 && n <= impl::kHostLuThreads) {
-        const int team = n <= impl::kHostLuWhole ? 1 : int(exec.concurrency());
+        const int whole = impl::host_pool_sleeps() ? impl::kHostLuWholeSleeping : impl::kHostLuWhole;
+        const int team = n <= whole ? 1 : int(exec.concurrency());
         info(0) = impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
         blocked = false;
       }

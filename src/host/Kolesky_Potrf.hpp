@@ -77,8 +77,8 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 }
 
 // Host, Algo::Default: the orders factored by host_potrf_threads (2 cores, measured: one
-// thread is faster up to 64; above 640 the rank-8 updates stream the matrix from beyond L2
-// and the BLAS panels win).
+// thread is faster up to 64, and up to 128 when idle threads sleep; above 640 the rank-8
+// updates stream the matrix from beyond L2 and the BLAS panels win).
 constexpr int kHostCholThreadsMin = 64;
 constexpr int kHostCholThreads = 640;
 
@@ -125,7 +125,8 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
     // Mid-size column-major lower triangles: the pool in one parallel region, no BLAS call
     // (measured against the BLAS panels in docs/performance_log.md, issue 17).
     if (opt.algo == Algo::Default && opt.block_size <= 0 && a.rs == 1 &&
-        n > kHostCholThreadsMin && n <= kHostCholThreads && exec.concurrency() > 1) {
+        n > (host_pool_sleeps() ? kHostDiag : kHostCholThreadsMin) && n <= kHostCholThreads &&
+        exec.concurrency() > 1) {
       exec.fence();
       if (info(0) == 0)
         info(0) = host_potrf_threads<Exec, 8>(exec, n, a.p, a.cs, int(exec.concurrency()));

@@ -11,8 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -22,6 +25,22 @@
 
 namespace kolesky {
 namespace impl {
+
+// Whether the OpenMP runtime puts idle threads to sleep at once (OMP_WAIT_POLICY=passive, or
+// libgomp's GOMP_SPINCOUNT=0): opening a parallel region then costs a wake-up (~30-50 us on
+// the 2-core machine), so the smallest matrices stay on the calling thread longer.
+inline bool host_pool_sleeps() {
+  static const bool sleeps = [] {
+    const char* p = std::getenv("OMP_WAIT_POLICY");
+    const char* c = std::getenv("GOMP_SPINCOUNT");
+    bool passive = p != nullptr;
+    const char* want = "passive";
+    for (int i = 0; passive && (p[i] != 0 || want[i] != 0); ++i)
+      passive = std::tolower(static_cast<unsigned char>(p[i])) == want[i];
+    return passive || (c != nullptr && std::strcmp(c, "0") == 0);
+  }();
+  return sleeps;
+}
 
 // Factors the kb <= G columns of a group (`a`: its top-left diagonal entry, m rows from
 // there), left-looking inside the group. Returns the first failing column (1-based, local)
