@@ -37,7 +37,7 @@ HOST = {
     "batched": ["--n=2,4,8,16,20,32,40,64,100,128", "--batch=1024,16384,131072,1048576"],
     # Reference 002's thread sweep: the default potrf, its OpenMP cutoff variant (sequential
     # tail 0 / 128 / 512) and the baselines; the other variants are in the dense suite.
-    "threads": ["--n=250,500,1000,2000,4000", "--nrhs=0",
+    "threads": ["--n=250,500,1000,2000,4000", "--nrhs=0", "--algos",
                 "--benchmark_filter=(Default|CroutCutoff|lapack_potrf|kokkoskernels)"],
 }
 GPU = {
