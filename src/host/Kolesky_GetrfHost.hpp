@@ -11,16 +11,13 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <limits>
-#include <memory>
-#include <thread>
 #include <vector>
 
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Lu_Internal.hpp"
+#include "host/Kolesky_HostPool.hpp"
 
 namespace kolesky {
 namespace impl {
@@ -236,8 +233,7 @@ int host_getrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
   const int ng = (n + G - 1) / G;
   if (team > ng) team = ng;
   if (team <= 1) return host_getrf_block<G>(n, n, a, lda, ipiv, 0);
-  std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[std::size_t(ng)]);
-  for (int g = 0; g < ng; ++g) done[g].store(0, std::memory_order_relaxed);
+  HostGroupFlags done(ng);
   std::vector<int> fail(std::size_t(ng), 0);
   std::vector<char> okc(std::size_t(ng) * G, 0);
   const auto factor = [&](const int g) {
@@ -248,22 +244,7 @@ int host_getrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
     for (int t = 0; t < kb; ++t) ipiv[k0 + t] = k0 + piv[t] + 1;
     for (int t = 0; t < G; ++t) okc[std::size_t(g) * G + t] = ok[t];
     fail[std::size_t(g)] = r != 0 ? k0 + r : 0;
-    done[g].store(1, std::memory_order_release);
-  };
-  const auto wait = [&](const int g) {
-    // Spin (the group is usually microseconds away), then give the core away: on an
-    // oversubscribed machine the owner may be waiting for it.
-    for (int spins = 0; done[g].load(std::memory_order_acquire) == 0; ++spins) {
-      if (spins < 2048) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      } else if (spins < 4096) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    }
+    done.publish(g);
   };
   using Policy = Kokkos::TeamPolicy<Exec>;
   exec.fence();
@@ -273,7 +254,7 @@ int host_getrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
         const int t = mb.team_rank();
         if (t == 0) factor(0);
         for (int k = 0; k < ng; ++k) {
-          wait(k);
+          done.wait(k);
           const int k0 = k * G, kb = n - k0 < G ? n - k0 : G;
           int piv[G];
           bool ok[G];

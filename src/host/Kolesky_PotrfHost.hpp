@@ -9,38 +9,16 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
-#include <atomic>
-#include <chrono>
-#include <cctype>
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <thread>
 #include <vector>
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_Types.hpp"
+#include "host/Kolesky_HostPool.hpp"
 
 namespace kolesky {
 namespace impl {
-
-// Whether the OpenMP runtime puts idle threads to sleep at once (OMP_WAIT_POLICY=passive, or
-// libgomp's GOMP_SPINCOUNT=0): opening a parallel region then costs a wake-up (~30-50 us on
-// the 2-core machine), so the smallest matrices stay on the calling thread longer.
-inline bool host_pool_sleeps() {
-  static const bool sleeps = [] {
-    const char* p = std::getenv("OMP_WAIT_POLICY");
-    const char* c = std::getenv("GOMP_SPINCOUNT");
-    bool passive = p != nullptr;
-    const char* want = "passive";
-    for (int i = 0; passive && (p[i] != 0 || want[i] != 0); ++i)
-      passive = std::tolower(static_cast<unsigned char>(p[i])) == want[i];
-    return passive || (c != nullptr && std::strcmp(c, "0") == 0);
-  }();
-  return sleeps;
-}
 
 // Factors the kb <= G columns of a group (`a`: its top-left diagonal entry, m rows from
 // there), left-looking inside the group. Returns the first failing column (1-based, local)
@@ -128,34 +106,18 @@ int host_potrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
   const int ng = (n + G - 1) / G;
   if (team > ng) team = ng;
   if (team < 1) team = 1;
-  std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[std::size_t(ng)]);
-  for (int g = 0; g < ng; ++g) done[g].store(0, std::memory_order_relaxed);
+  HostGroupFlags done(ng);
   std::vector<int> fail(std::size_t(ng), 0);
   const auto factor = [&](const int g) {
     const int k0 = g * G, kb = n - k0 < G ? n - k0 : G;
     const int r = chol_group_factor<G>(n - k0, kb, a + k0 + k0 * lda, lda);
     fail[std::size_t(g)] = r != 0 ? k0 + r : 0;
-    done[g].store(1, std::memory_order_release);
-  };
-  const auto wait = [&](const int g) {
-    // Spin (the group is usually microseconds away), then give the core away: on an
-    // oversubscribed machine the owner may be waiting for it.
-    for (int spins = 0; done[g].load(std::memory_order_acquire) == 0; ++spins) {
-      if (spins < 2048) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      } else if (spins < 4096) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    }
+    done.publish(g);
   };
   const auto body = [&](const int t) {
     if (t == 0) factor(0);
     for (int k = 0; k < ng; ++k) {
-      wait(k);
+      done.wait(k);
       if (fail[std::size_t(k)] != 0) return;  // every thread stops at the same group
       const int k0 = k * G, kb = n - k0 < G ? n - k0 : G;
       const CholGroupUpdate<G, T> g(n, kb, a + k0 * lda, lda);
