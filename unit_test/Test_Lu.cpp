@@ -5,6 +5,11 @@
 #include <Kolesky.hpp>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <type_traits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "Kolesky_Lapack.hpp"
 #include "Kolesky_TestUtils.hpp"
@@ -105,6 +110,56 @@ TYPED_TEST(Lu, GetrfBlockSizesAndNativeSteps) {
         check_getrf<T, Kokkos::LayoutRight>(n, opt, n + 2 * nb);
       }
     }
+}
+
+// The host entry points called from inside the user's own OpenMP parallel region, a matrix
+// per thread: Kokkos cannot open a team there, so the one-region paths run on the calling
+// thread, with the same arithmetic (bit for bit) as the pool's run outside the region.
+TYPED_TEST(Lu, HostCallsInsideAUserParallelRegion) {
+#if defined(_OPENMP) && defined(KOKKOS_ENABLE_OPENMP)
+  using T = TypeParam;
+  if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value) {
+    constexpr int nt = 2;
+    for (const int n : {100, 300}) {
+      const Dense g = general<T>(n, 900u + n), s = random_spd<T>(n, 901u + n);
+      using M = decltype(to_device<T, Kokkos::LayoutLeft>(g));
+      M lu_out = to_device<T, Kokkos::LayoutLeft>(g);
+      M ch_out = to_device<T, Kokkos::LayoutLeft>(s, Uplo::Lower, 0.0);
+      PivView piv_out("piv", n);
+      ASSERT_EQ(getrf(ExecSpace(), lu_out, piv_out), 0);
+      ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, ch_out), 0);
+      M lu[nt], ch[nt];
+      PivView piv[nt];
+      int info[nt][2] = {};
+      for (int t = 0; t < nt; ++t) {
+        lu[t] = to_device<T, Kokkos::LayoutLeft>(g);
+        ch[t] = to_device<T, Kokkos::LayoutLeft>(s, Uplo::Lower, 0.0);
+        piv[t] = PivView("piv", n);
+      }
+#pragma omp parallel num_threads(nt)
+      {
+        const int t = omp_get_thread_num();
+        info[t][0] = getrf(ExecSpace(), lu[t], piv[t]);
+        info[t][1] = potrf(ExecSpace(), Uplo::Lower, ch[t]);
+      }
+      const Dense lo = to_host(lu_out), po = to_host(piv_out), co = to_host(ch_out);
+      for (int t = 0; t < nt; ++t) {
+        SCOPED_TRACE("n = " + std::to_string(n) + ", thread " + std::to_string(t));
+        EXPECT_EQ(info[t][0], 0);
+        EXPECT_EQ(info[t][1], 0);
+        const Dense l = to_host(lu[t]), p = to_host(piv[t]), c = to_host(ch[t]);
+        EXPECT_EQ(p.v, po.v);
+        EXPECT_EQ(l.v, lo.v);
+        EXPECT_EQ(c.v, co.v);
+      }
+      EXPECT_LT(lu_ratio<T>(permuted(g, po), lo, false), 30.0);
+    }
+  } else {
+    GTEST_SKIP() << "OpenMP execution space only";
+  }
+#else
+  GTEST_SKIP() << "built without OpenMP";
+#endif
 }
 
 TYPED_TEST(Lu, GetrfHandWorkedNeedsPivot) {

@@ -370,7 +370,7 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
       }
       if (opt.block_size <= 0 && opt.panel_size == 0 && n <= impl::kHostLuThreads) {
         const int whole = impl::host_pool_sleeps() ? impl::kHostLuWholeSleeping : impl::kHostLuWhole;
-        const int team = n <= whole ? 1 : int(exec.concurrency());
+        const int team = n <= whole ? 1 : impl::host_team(exec);
         info(0) = impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
         blocked = false;
       }

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace kolesky {
 namespace impl {
@@ -28,6 +31,17 @@ inline bool host_pool_sleeps() {
     return passive || (c != nullptr && std::strcmp(c, "0") == 0);
   }();
   return sleeps;
+}
+
+// Threads a one-region factorization may use: the pool, or only the calling thread when the
+// call comes from inside the caller's own OpenMP parallel region (a Kokkos team cannot be
+// opened there, and the caller's other threads are busy with their own work).
+template <class Exec>
+int host_team(const Exec& exec) {
+#ifdef _OPENMP
+  if (omp_in_parallel()) return 1;
+#endif
+  return int(exec.concurrency());
 }
 
 // One flag per column group: set (release) by the thread that factored the group, awaited
