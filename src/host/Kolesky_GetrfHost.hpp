@@ -12,7 +12,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
-#include <limits>
 #include <vector>
 
 #include "common/Kolesky_Types.hpp"
@@ -56,27 +55,30 @@ int lu_group_factor(const int m, const int kb, T* const a, const std::ptrdiff_t 
   for (int t = 0; t < G; ++t) ok[t] = false, piv[t] = t;
   for (int c = 0; c < kb && c < m; ++c) {
     T* const cc = a + c * lda;
-    T u[G];
-    const T* cp[G];
-    int np = 0;
-    for (int p = 0; p < c; ++p) {  // rows 0..c-1: the group's unit lower triangle
-      if (!ok[p]) continue;
-      const T* const lp = a + p * lda;
-      for (int q = p + 1; q < c; ++q) cc[q] -= lp[q] * cc[p];
-      cp[np] = lp, u[np++] = cc[p];
-    }
-    for (int t = 0; t < np; ++t) {  // rows c..m-1, two earlier columns per pass
-      const T* const l0 = cp[t];
-      if (t + 1 < np) {
-        const T* const l1 = cp[t + 1];
-        const T u0 = u[t], u1 = u[t + 1];
+    // The earlier group columns' updates, each row taking them one at a time in column order
+    // (rows above c and below alike, as right-looking elimination does, so that equal rows
+    // stay equal and an exactly singular matrix meets an exactly zero pivot), two columns per
+    // pass over the rows below both.
+    for (int p = 0; p < c;) {
+      if (!ok[p]) {
+        ++p;
+        continue;
+      }
+      int p2 = p + 1;
+      while (p2 < c && !ok[p2]) ++p2;
+      const T* const l0 = a + p * lda;
+      const T u0 = cc[p];
+      if (p2 < c) {
+        const T* const l1 = a + p2 * lda;
+        for (int i = p + 1; i <= p2; ++i) cc[i] -= l0[i] * u0;
+        const T u1 = cc[p2];
         KOLESKY_IVDEP
-        for (int i = c; i < m; ++i) cc[i] -= l0[i] * u0 + l1[i] * u1;
-        ++t;
+        for (int i = p2 + 1; i < m; ++i) cc[i] = (cc[i] - l0[i] * u0) - l1[i] * u1;
+        p = p2 + 1;
       } else {
-        const T u0 = u[t];
         KOLESKY_IVDEP
-        for (int i = c; i < m; ++i) cc[i] -= l0[i] * u0;
+        for (int i = p + 1; i < m; ++i) cc[i] -= l0[i] * u0;
+        p = c;
       }
     }
     const int p = c + host_pivot_index(m - c, cc + c);
@@ -94,12 +96,9 @@ int lu_group_factor(const int m, const int kb, T* const a, const std::ptrdiff_t 
       continue;
     }
     ok[c] = true;
-    if ((d < T(0) ? -d : d) >= std::numeric_limits<T>::min()) {
-      const T r = T(1) / d;
-      for (int i = c + 1; i < m; ++i) cc[i] *= r;
-    } else {
-      for (int i = c + 1; i < m; ++i) cc[i] /= d;
-    }
+    // A division, not a multiplication by 1 / d: a row equal to the pivot row then gets the
+    // multiplier 1 exactly (x * (1 / x) is not always 1), and its remainder is exactly zero.
+    for (int i = c + 1; i < m; ++i) cc[i] /= d;
   }
   return info;
 }
