@@ -403,6 +403,7 @@ void bad_batch_sweep() {
     add(Kernel::TeamScratch, Algo::Banachiewicz);
     add(Kernel::TeamRows, Algo::Default);
     if (!kHost) add(Kernel::RowRegisters, Algo::Default);
+    if (!kHost) add(Kernel::WarpStaged, Algo::Default);
     if (kHost && !is_strided<Batch>()) add(Kernel::SimdLanes, Algo::Default);
     for (const auto& o : opts) batch_with_bad_matrices<Batch>(n, false, o);
     batch_with_bad_matrices<Batch>(n, true, batched::Options());

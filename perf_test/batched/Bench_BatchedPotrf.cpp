@@ -369,7 +369,8 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
   reg("kolesky_batched/interleaved", [](benchmark::State& s) { kolesky_batched<I>(s, Kernel::Auto); });
   reg("kolesky_batched/chunked", [](benchmark::State& s) { kolesky_batched<C>(s, Kernel::Auto); });
   if (kernels) {
-    for (Kernel k : {Kernel::ThreadDirect, Kernel::TeamScratch, Kernel::TeamRows, Kernel::RowRegisters, Kernel::Registers}) {
+    for (Kernel k : {Kernel::ThreadDirect, Kernel::TeamScratch, Kernel::TeamRows, Kernel::RowRegisters,
+                     Kernel::WarpStaged, Kernel::Registers}) {
       const std::string kn = name(k);
       reg("kolesky_batched/strided/" + kn, [k](benchmark::State& s) { kolesky_batched<S>(s, k); });
       reg("kolesky_batched/interleaved/" + kn, [k](benchmark::State& s) { kolesky_batched<I>(s, k); });

@@ -47,6 +47,10 @@ std::vector<Options> candidates(const Layout layout, const int n) {
     add(Kernel::RowRegisters, Algo::Default, 32, 0);
     if (n > 16) add(Kernel::RowRegisters, Algo::Default, 16, 0);
   }
+  // Strided only: it needs a unit stride inside the matrix (Auto falls back without one).
+  if (batched::impl::warp_staged_available<Exec>() && layout == Layout::Strided &&
+      n <= batched::impl::kMaxWarpStagedN)
+    add(Kernel::WarpStaged, Algo::Default, 0, 0);
   if (kHost && layout == Layout::BatchFastest) add(Kernel::SimdLanes, Algo::Default, 0, 0);
   for (const int team : kHost ? std::vector<int>{0} : std::vector<int>{64, 128, 256})
     if (kHost || team >= n) add(Kernel::TeamRows, Algo::Default, 0, team);

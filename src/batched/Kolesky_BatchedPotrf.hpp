@@ -16,6 +16,7 @@
 #include "batched/Kolesky_Batch.hpp"
 #include "batched/Kolesky_BatchedPotrf_Impl.hpp"
 #include "batched/Kolesky_BatchedTuning.hpp"
+#include "batched/Kolesky_BatchedWarpStaged.hpp"
 #include "batched/tuned/Kolesky_TunedDevice.hpp"
 #include "batched/tuned/Kolesky_TunedHost.hpp"
 #include "common/Kolesky_Error.hpp"
@@ -115,6 +116,12 @@ Options choose(const Batch& a) {
   } else {
     o.kernel = host ? Kernel::ThreadDirect : Kernel::TeamRows;
   }
+  // WarpStaged reads along a unit stride inside the matrix; without one (a LayoutLeft View:
+  // the batch index fastest) its loads would not coalesce.
+  if (o.kernel == Kernel::WarpStaged) {
+    const auto m = a.matrix(0);
+    if (!(m.rs == 1 || m.cs == 1)) o.kernel = Kernel::RowRegisters, o.tile = 16;
+  }
   if (o.kernel == Kernel::SimdLanes &&
       !(lanes_fit<Exec>(a) && a.size() >= default_chunk<Exec, T>())) {
     o.kernel = Kernel::ThreadDirect;
@@ -167,6 +174,18 @@ std::enable_if_t<is_batch<Batch>::value> potrf(const ExecSpace& exec, const Uplo
     if (k == Kernel::Registers) {
       impl::dispatch_registers<1>(exec, uplo, a, info, a.rows());
       return;
+    }
+    if (k == Kernel::WarpStaged) {
+#if defined(KOKKOS_ENABLE_CUDA)
+      if constexpr (impl::warp_staged_available<ExecSpace>()) {
+        if (a.rows() <= impl::kMaxWarpStagedN) {
+          impl::launch_warp_staged(exec, uplo, impl::UniformSource<Batch>{a, a.rows()}, a.size(),
+                                   a.rows(), info, true);
+          return;
+        }
+      }
+#endif
+      k = Kernel::RowRegisters;  // elsewhere, or beyond its orders
     }
     constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
     if (k == Kernel::RowRegisters && (host || a.rows() > impl::kMaxRowRegistersN))

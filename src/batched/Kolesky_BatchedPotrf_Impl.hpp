@@ -21,6 +21,7 @@ enum class Kernel {
   TeamScratch,   // one team per matrix, staged in team scratch memory
   TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
   RowRegisters,  // GPU, n <= 128: one team per matrix, each thread's row in registers
+  WarpStaged,    // CUDA, n <= 64: one warp per matrix, staged in shared memory by async copies
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 
@@ -32,6 +33,7 @@ inline const char* name(Kernel k) {
     case Kernel::TeamScratch: return "TeamScratch";
     case Kernel::TeamRows: return "TeamRows";
     case Kernel::RowRegisters: return "RowRegisters";
+    case Kernel::WarpStaged: return "WarpStaged";
     case Kernel::SimdLanes: return "SimdLanes";
   }
   return "?";

@@ -299,6 +299,14 @@ void var_potrf(const Exec& exec, const Uplo uplo, const VarBatch<T, M>& a, const
         // Panel widths as the tuned tables choose them for uniform batches.
         const VarSource<T, M> src{v, perm, first};
         const int max_n = a.class_max_order(c);
+#if defined(KOKKOS_ENABLE_CUDA)
+        if constexpr (warp_staged_available<Exec>()) {
+          if (max_n <= kMaxWarpStagedN) {
+            launch_warp_staged(exec, uplo, src, count, max_n, info, false);
+            continue;
+          }
+        }
+#endif
         if constexpr (std::is_same<T, float>::value) {
           if (max_n > 64) {
             launch_row_registers_on<32>(exec, uplo, src, count, max_n, info);

@@ -1,0 +1,326 @@
+// CUDA batched Cholesky for n <= 64 (Kernel::WarpStaged; the default for matrices with a
+// unit stride from n = 17): one warp per matrix, two warps per block.
+//
+// The warp copies the lower triangle of its matrix into a packed buffer in shared memory with
+// asynchronous copies (cp.async on sm_80 and later: every load in flight at once, no register
+// held for it), coalesced along whichever matrix stride is 1. It then factors left-looking:
+// lane r keeps row r of L in registers (and row r + 32 when n > 32); at step k each lane forms
+// a(r, k) - L(r, 0:k) . L(k, 0:k), reading row k from shared memory as 16-byte broadcasts; the
+// pivot reaches every lane with one shuffle, and L(r, k) goes back to the buffer for the rows
+// below to read at their step. The triangle is stored back coalesced; the strict upper
+// triangle keeps its values (the 16-byte path rewrites the part of a diagonal chunk right of
+// the diagonal with what it read there).
+//
+// Why (docs/performance_log.md, issue 16): RowRegisters has each lane read its own row
+// straight from device memory (32 sectors per warp-wide load, 64 % of stalls on L1TEX, DRAM
+// at 20 %); staging through shared memory with ordinary loads cost as many instructions as it
+// saved. The asynchronous copy moves the matrix without those instructions.
+//
+// A matrix that fails carries on with a unit pivot (every step stays uniform over the warp);
+// its info is the first failing column and its contents are unspecified.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "batched/Kolesky_BatchedPotrf_Impl.hpp"
+#include "common/Kolesky_Compat.hpp"
+#include "common/Kolesky_Types.hpp"
+
+namespace kolesky {
+namespace batched {
+namespace impl {
+
+constexpr int kMaxWarpStagedN = 64;
+
+// Whether the kernel exists for this execution space (it is written for CUDA warps).
+template <class Exec>
+constexpr bool warp_staged_available() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<Exec, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+// The packed buffer: row r starts on a 16-byte boundary and holds entries 0..r, rounded up to
+// whole 16-byte chunks of E entries (so a row is read as 16-byte vectors).
+template <class T>
+struct WarpPacked {
+  static constexpr int E = 16 / int(sizeof(T));
+  // Entries before row r: E times the chunks of rows 0..r-1 (row q has q / E + 1).
+  KOKKOS_INLINE_FUNCTION static constexpr int off(const int r) {
+    return E * (r + E * ((r / E) * (r / E - 1) / 2) + (r % E) * (r / E));
+  }
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+
+template <class T>
+struct WarpVec;
+template <>
+struct WarpVec<float> {
+  using type = float4;
+  KOKKOS_FORCEINLINE_FUNCTION static float get(const float4& v, const int e) {
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+  }
+};
+template <>
+struct WarpVec<double> {
+  using type = double2;
+  KOKKOS_FORCEINLINE_FUNCTION static double get(const double2& v, const int e) {
+    return e == 0 ? v.x : v.y;
+  }
+};
+
+#if defined(__CUDA_ARCH__)
+// One entry from device memory into shared memory, asynchronously where the chip can.
+template <class T>
+__device__ __forceinline__ void warp_copy_in(T* const s, const T* const g) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(sa), "l"(g),
+               "n"(int(sizeof(T)))
+               : "memory");
+#else
+  *s = *g;
+#endif
+}
+
+// 16 bytes (both addresses 16-byte aligned).
+template <class T>
+__device__ __forceinline__ void warp_copy_in16(T* const s, const T* const g) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(g) : "memory");
+#else
+  using V = typename WarpVec<T>::type;
+  *reinterpret_cast<V*>(s) = *reinterpret_cast<const V*>(g);
+#endif
+}
+
+// Every copy of this lane landed, and the warp sees every lane's.
+__device__ __forceinline__ void warp_copy_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+  __syncwarp();
+}
+
+// Left-looking factorization of the packed lower triangle s (order n <= N) by one warp.
+// Returns the first failing column (1-based) or 0.
+template <int N, bool Exact, class T>
+__device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, const int lane) {
+  const int n = Exact ? N : n_in;  // a constant for the exact kernels: no bound checks
+  using P = WarpPacked<T>;
+  using W = WarpVec<T>;
+  using V = typename W::type;
+  constexpr int E = P::E, NB = (N + 31) / 32;
+  T l[NB][N];    // the lane's row(s) of L; entries right of the diagonal are never used
+  V chunk[NB];   // the 16-byte chunk of the lane's row(s) holding column k
+  int row[NB];   // where the lane's row(s) start in s
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    const int r = 32 * b + lane;
+    // Lanes past n compute on row 0, whose chunks nobody writes while the loop runs (row
+    // n - 1 would be written by its lane in the same step they read it: a benign race that
+    // racecheck reports all the same).
+    row[b] = P::off(r < n ? r : 0);
+  }
+  T diag[NB];    // the lane's diagonal entry, written last: row k's 16-byte reads at step k
+                // cover entry (k, k), so writing it then would race with them
+#pragma unroll
+  for (int b = 0; b < NB; ++b) diag[b] = T(0);
+  int fail = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (!Exact && k >= n) break;  // uniform over the warp
+    if (k % E == 0) {
+#pragma unroll
+      for (int b = 0; b < NB; ++b)
+        if (32 * b + 31 >= k) chunk[b] = *reinterpret_cast<const V*>(s + row[b] + k);
+    }
+    T v[NB], acc[NB][4];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      v[b] = W::get(chunk[b], k % E);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[b][q] = T(0);
+    }
+    const T* const lk = s + P::off(k);  // row k of L, finished up to column k - 1
+#pragma unroll
+    for (int c = 0; c * E < k; ++c) {
+      const V w = *reinterpret_cast<const V*>(lk + c * E);
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int p = c * E + e;
+        if (p < k) {
+#pragma unroll
+          for (int b = 0; b < NB; ++b)
+            if (32 * b + 31 >= k) acc[b][p % 4] = fma(l[b][p], W::get(w, e), acc[b][p % 4]);
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+      if (32 * b + 31 >= k) v[b] -= (acc[b][0] + acc[b][1]) + (acc[b][2] + acc[b][3]);
+    const T d = __shfl_sync(0xffffffffu, v[k / 32], k % 32);
+    const bool ok = kolesky::impl::usable_pivot(d);
+    fail = (fail == 0 && !ok) ? k + 1 : fail;
+    const T inv = ok ? kolesky::impl::rsqrt(d) : T(1);
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      if (32 * b + 31 >= k) {
+        l[b][k] = v[b] * inv;  // row k: d * rsqrt(d), the diagonal entry
+        const int r = 32 * b + lane;
+        if (r > k && r < n) s[row[b] + k] = l[b][k];
+        if (r == k) diag[b] = l[b][k];
+      }
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    const int r = 32 * b + lane;
+    if (r < n) s[row[b] + r] = diag[b];
+  }
+  __syncwarp();
+  return fail;
+}
+#endif  // __CUDA_ARCH__
+
+// One team: warp w of block t factors matrix src.id(2 t + w). The whole body is CUDA device
+// code; the host pass sees the same call with an empty body, so the launching lambda
+// captures the same variables in both passes (nvcc names an extended lambda's kernel by the
+// types it captures: a lambda whose host-pass body used fewer of them launched a kernel the
+// device code did not have, "invalid resource handle").
+template <int N, bool Exact, class Exec, class Member, class Source, class Info>
+KOKKOS_INLINE_FUNCTION void warp_staged_team(const Member& member, const Source& src,
+                                             const int count, const bool lower,
+                                             const Info& info, const std::size_t words) {
+#if defined(__CUDA_ARCH__)
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  using P = WarpPacked<T>;
+  constexpr int per = P::off(N);  // entries of one warp's buffer
+  Scratch<Exec, T> raw(member.team_scratch(0), words);
+  const int t = member.league_rank() * member.team_size() + member.team_rank();
+  if (t >= count) return;  // the whole warp: nothing below synchronizes the block
+  const int lane = int(threadIdx.x);
+  T* const base = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 15) &
+                                       ~std::uintptr_t(15));
+  T* const s = base + std::size_t(member.team_rank()) * per;
+  const int b = src.id(t);
+  const int n = Exact ? N : src.order_of(b);
+  const auto m0 = src.matrix_of(b);
+  const auto m = lower ? m0 : m0.transposed();  // the lower triangle of m is what is factored
+  // A contiguous row-major matrix (Lower of a LayoutRight batch) moves in 16-byte chunks:
+  // the chunks holding lower entries, each lane a chunk, consecutive lanes consecutive chunks.
+  // The part of a diagonal chunk right of the diagonal goes back unchanged.
+  constexpr int E = P::E, CPR = N / E, NCH = N * CPR;
+  const bool chunks = Exact && N % E == 0 && m.cs == 1 && m.rs == N &&
+                      reinterpret_cast<std::uintptr_t>(m.p) % 16 == 0;
+  // Columns contiguous (rs == 1): a column's rows across the lanes; otherwise a row's columns.
+  const bool by_column = m.rs == 1 && m.cs != 1;
+  if (chunks) {
+#pragma unroll 4
+    for (int q = lane; q < NCH; q += 32) {
+      const int r = q / CPR, c = q - r * CPR;
+      if (c * E <= r) warp_copy_in16(s + P::off(r) + c * E, m.p + std::size_t(q) * E);
+    }
+  } else if (by_column) {
+    for (int c = 0; c < n; ++c) {
+      const T* const g = m.p + c * m.cs;
+      for (int r = c + lane; r < n; r += 32) warp_copy_in(s + P::off(r) + c, g + r);
+    }
+  } else {
+    for (int r = 0; r < n; ++r) {
+      const T* const g = m.p + r * m.rs;
+      T* const d = s + P::off(r);
+      for (int c = lane; c <= r; c += 32) warp_copy_in(d + c, g + c * m.cs);
+    }
+  }
+  warp_copy_wait();
+  const int fail = warp_staged_factor<N, Exact>(s, n, lane);
+  if (chunks) {
+    using V = typename WarpVec<T>::type;
+#pragma unroll 4
+    for (int q = lane; q < NCH; q += 32) {
+      const int r = q / CPR, c = q - r * CPR;
+      if (c * E <= r)
+        *reinterpret_cast<V*>(m.p + std::size_t(q) * E) =
+            *reinterpret_cast<const V*>(s + P::off(r) + c * E);
+    }
+  } else if (by_column) {
+    for (int c = 0; c < n; ++c) {
+      T* const g = m.p + c * m.cs;
+      for (int r = c + lane; r < n; r += 32) g[r] = s[P::off(r) + c];
+    }
+  } else {
+    for (int r = 0; r < n; ++r) {
+      T* const g = m.p + r * m.rs;
+      const T* const d = s + P::off(r);
+      for (int c = lane; c <= r; c += 32) g[c * m.cs] = d[c];
+    }
+  }
+  if (lane == 0) info(b) = fail;
+#else
+  (void)member, (void)src, (void)count, (void)lower, (void)info, (void)words;
+#endif
+}
+
+// `count` matrices from `src` (orders up to N <= kMaxWarpStagedN).
+template <int N, bool Exact, class Exec, class Source, class Info>
+void launch_warp_staged_on(const Exec& exec, const Uplo uplo, const Source& src,
+                           const int count, const Info& info) {
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  static_assert(N <= kMaxWarpStagedN, "at most two rows per lane");
+  constexpr int kWarps = 2;  // per block: few, so that a block's warps need not end together
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<32 * kWarps, 1>>;
+  using Member = typename Policy::member_type;
+  const bool lower = uplo == Uplo::Lower;
+  const std::size_t words = std::size_t(kWarps) * WarpPacked<T>::off(N) + 16 / sizeof(T);
+  const std::size_t bytes = Scratch<Exec, T>::shmem_size(words);
+  Policy policy(exec, (count + kWarps - 1) / kWarps, kWarps, 32);
+  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for(
+      "kolesky::batched::potrf_warp_staged", policy, KOKKOS_LAMBDA(const Member& member) {
+        warp_staged_team<N, Exact, Exec>(member, src, count, lower, info, words);
+      });
+}
+
+// Compiled orders. A batch of one order among 20, 24, 32, 40, 48, 64 gets a kernel with n a
+// constant (no bound checks, fewer registers, the 16-byte path); any other order, or a batch
+// of mixed orders (`uniform` false), the next bound's kernel, whose loops stop at n.
+template <class Exec, class Source, class Info>
+void launch_warp_staged(const Exec& exec, const Uplo uplo, const Source& src, const int count,
+                        const int max_n, const Info& info, const bool uniform) {
+  if (uniform) {
+    switch (max_n) {
+      case 20: return launch_warp_staged_on<20, true>(exec, uplo, src, count, info);
+      case 24: return launch_warp_staged_on<24, true>(exec, uplo, src, count, info);
+      case 32: return launch_warp_staged_on<32, true>(exec, uplo, src, count, info);
+      case 40: return launch_warp_staged_on<40, true>(exec, uplo, src, count, info);
+      case 48: return launch_warp_staged_on<48, true>(exec, uplo, src, count, info);
+      case 64: return launch_warp_staged_on<64, true>(exec, uplo, src, count, info);
+      default: break;
+    }
+  }
+  if (max_n <= 24)
+    launch_warp_staged_on<24, false>(exec, uplo, src, count, info);
+  else if (max_n <= 32)
+    launch_warp_staged_on<32, false>(exec, uplo, src, count, info);
+  else if (max_n <= 40)
+    launch_warp_staged_on<40, false>(exec, uplo, src, count, info);
+  else if (max_n <= 48)
+    launch_warp_staged_on<48, false>(exec, uplo, src, count, info);
+  else
+    launch_warp_staged_on<64, false>(exec, uplo, src, count, info);
+}
+
+#endif  // KOKKOS_ENABLE_CUDA
+
+}  // namespace impl
+}  // namespace batched
+}  // namespace kolesky
