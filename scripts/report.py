@@ -559,6 +559,42 @@ def lp_section(be, P):
     return "".join(out)
 
 
+def batched_kernels_section(be, data_file):
+    """A later H100 run of the batched benchmark with --kernels (one process): each kernel
+    beside Auto, the copy and cuSOLVER. Newer than the sweep above; shown until it is rerun."""
+    if not be["meta"].get("gpu") or not os.path.exists(data_file):
+        return ""
+    t = {}
+    for b in json.load(open(data_file))["benchmarks"]:
+        m = re.match(r"(.*)<(float|double)>/(\d+)/", b["name"])
+        if m:
+            t[(m.group(1), m.group(2), int(m.group(3)))] = b
+    out = ["#### n = 16-128 by kernel (later run)\n\n",
+           "`kolesky_perf_batched --n=16,20,24,32,40,48,64,100,128 --kernels "
+           "--benchmark_min_time=0.1` on the same GPU, one process (data: "
+           "`docs/data/issue16/" + os.path.basename(data_file) + "`). WarpStaged: one warp per "
+           "matrix staged in shared memory by asynchronous copies. Auto (strided) ran the table of "
+           "that build, WarpStaged set by hand for n = 20-64; the table committed after it (the "
+           "tuner's, same GPU) runs RowRegisters where that column is faster. Ratio = cuSOLVER "
+           "potrfBatched time / Auto strided time.\n\n",
+           "| scalar | n | batch | WarpStaged ms | RowRegisters ms | Auto strided ms | copy ms | "
+           "% of copy | cuSOLVER ms | cuSOLVER ratio |\n",
+           "|---|---|---|---|---|---|---|---|---|---|\n"]
+    for T in ("double", "float"):
+        for n in sorted({k[2] for k in t if k[1] == T}):
+            w, r, a, c, cu = (t.get((k, T, n)) for k in (
+                "kolesky_batched/strided/WarpStaged", "kolesky_batched/strided/RowRegisters",
+                "kolesky_batched/strided", "copy_roofline", "cusolver_potrfBatched"))
+            if not (w and r and a and c and cu):
+                continue
+            out.append(f"| {T} | {n} | {int(a.get('batch', 0))} | {w['real_time']:.3g} | "
+                       f"{r['real_time']:.3g} | {a['real_time']:.3g} | {c['real_time']:.3g} | "
+                       f"{100 * c['real_time'] / a['real_time']:.0f} | {cu['real_time']:.3g} | "
+                       f"**{cu['real_time'] / a['real_time']:.2f}** |\n")
+    out.append("\n")
+    return "".join(out)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -631,6 +667,9 @@ def main():
         body.append("\n")
         for sec in (dense_section, batched_section, lu_section, threads_section, lp_section):
             body.append(sec(be, P))
+            if sec is batched_section:
+                body.append(batched_kernels_section(be, os.path.join(
+                    repo, "docs", "data", "issue16", "warpstaged_round2_perf_batched.json")))
     out = os.path.join(a.docs, "performance.md")
     os.makedirs(a.docs, exist_ok=True)
     open(out, "w").write("".join(body))
