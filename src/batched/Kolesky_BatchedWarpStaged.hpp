@@ -1,5 +1,6 @@
-// CUDA batched Cholesky for n <= 64 (Kernel::WarpStaged; the default for matrices with a
-// unit stride from n = 17): one warp per matrix, two warps per block.
+// CUDA batched Cholesky for n <= 64 (Kernel::WarpStaged; the tuned default for strided
+// batches of n = 16-64): one warp per matrix, two warps per block, a plain CUDA kernel on the
+// execution space instance's stream.
 //
 // The warp copies the lower triangle of its matrix into a packed buffer in shared memory with
 // asynchronous copies (cp.async on sm_80 and later: every load in flight at once, no register
@@ -22,6 +23,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "batched/Kolesky_BatchedPotrf_Impl.hpp"
@@ -124,23 +127,24 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
 #pragma unroll
   for (int b = 0; b < NB; ++b) {
     const int r = 32 * b + lane;
-    // Lanes past n compute on row 0, whose chunks nobody writes while the loop runs (row
-    // n - 1 would be written by its lane in the same step they read it: a benign race that
-    // racecheck reports all the same).
     row[b] = P::off(r < n ? r : 0);
+    chunk[b] = V{};
   }
-  T diag[NB];    // the lane's diagonal entry, written last: row k's 16-byte reads at step k
-                // cover entry (k, k), so writing it then would race with them
-#pragma unroll
-  for (int b = 0; b < NB; ++b) diag[b] = T(0);
   int fail = 0;
 #pragma unroll
   for (int k = 0; k < N; ++k) {
     if (!Exact && k >= n) break;  // uniform over the warp
     if (k % E == 0) {
+      // Only rows k..n-1 read their chunk: for a finished row (or a lane past n) the chunk at
+      // column k lies beyond the row, in rows that other lanes write in this step (a benign
+      // race, the values unused, that racecheck reports all the same). Their values stay
+      // unused.
 #pragma unroll
-      for (int b = 0; b < NB; ++b)
-        if (32 * b + 31 >= k) chunk[b] = *reinterpret_cast<const V*>(s + row[b] + k);
+      for (int b = 0; b < NB; ++b) {
+        const int r = 32 * b + lane;
+        if (32 * b + 31 >= k && r >= k && r < n)
+          chunk[b] = *reinterpret_cast<const V*>(s + row[b] + k);
+      }
     }
     T v[NB], acc[NB][4];
 #pragma unroll
@@ -176,41 +180,43 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
         l[b][k] = v[b] * inv;  // row k: d * rsqrt(d), the diagonal entry
         const int r = 32 * b + lane;
         if (r > k && r < n) s[row[b] + k] = l[b][k];
-        if (r == k) diag[b] = l[b][k];
       }
     }
     __syncwarp();
-  }
-#pragma unroll
-  for (int b = 0; b < NB; ++b) {
-    const int r = 32 * b + lane;
-    if (r < n) s[row[b] + r] = diag[b];
+    // The diagonal entry d * inv (what lane k holds) only after every lane's reads of row k,
+    // 16-byte reads that cover it. Written by lane 0 from the shuffled pivot: a store of
+    // l[b][k] by lane k is merged by the compiler into one store of l[b][lane], a dynamic
+    // index that puts l on the stack.
+    if (lane == 0) s[P::off(k) + k] = d * inv;
   }
   __syncwarp();
   return fail;
 }
 #endif  // __CUDA_ARCH__
 
-// One team: warp w of block t factors matrix src.id(2 t + w). The whole body is CUDA device
-// code; the host pass sees the same call with an empty body, so the launching lambda
-// captures the same variables in both passes (nvcc names an extended lambda's kernel by the
-// types it captures: a lambda whose host-pass body used fewer of them launched a kernel the
-// device code did not have, "invalid resource handle").
-template <int N, bool Exact, class Exec, class Member, class Source, class Info>
-KOKKOS_INLINE_FUNCTION void warp_staged_team(const Member& member, const Source& src,
-                                             const int count, const bool lower,
-                                             const Info& info, const std::size_t words) {
+// Registers per thread each kernel may take, as the minimum number of 64-thread blocks an SM
+// must hold (65536 / (64 * blocks)). The Kokkos team launch of the first version took 122-255
+// registers with stack frames for the same code (its league loop and closure kept state live
+// across the factorization; docs/performance_log.md): this launch is a plain kernel, and the
+// cap keeps the occupancy the standalone prototype measured best with no spills.
+template <class T, int N>
+constexpr int warp_staged_min_blocks() {
+  return sizeof(T) == 8 ? (N <= 20 ? 14 : N <= 32 ? 9 : 4)
+                        : (N <= 24 ? 14 : N <= 32 ? 10 : 8);
+}
+
+// Warp w of block t factors matrix src.id(2 t + w).
+template <int N, bool Exact, int MinBlocks, class T, class Source, class Info>
+__global__ void __launch_bounds__(64, MinBlocks)
+    warp_staged_kernel(const Source src, const int count, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   using P = WarpPacked<T>;
-  constexpr int per = P::off(N);  // entries of one warp's buffer
-  Scratch<Exec, T> raw(member.team_scratch(0), words);
-  const int t = member.league_rank() * member.team_size() + member.team_rank();
+  constexpr int per = P::off(N);  // entries of one warp's buffer, a whole number of chunks
+  extern __shared__ __align__(16) unsigned char kolesky_warp_staged_smem[];
+  const int t = int(blockIdx.x) * 2 + int(threadIdx.y);
   if (t >= count) return;  // the whole warp: nothing below synchronizes the block
   const int lane = int(threadIdx.x);
-  T* const base = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(raw.data()) + 15) &
-                                       ~std::uintptr_t(15));
-  T* const s = base + std::size_t(member.team_rank()) * per;
+  T* const s = reinterpret_cast<T*>(kolesky_warp_staged_smem) + int(threadIdx.y) * per;
   const int b = src.id(t);
   const int n = Exact ? N : src.order_of(b);
   const auto m0 = src.matrix_of(b);
@@ -266,35 +272,36 @@ KOKKOS_INLINE_FUNCTION void warp_staged_team(const Member& member, const Source&
   }
   if (lane == 0) info(b) = fail;
 #else
-  (void)member, (void)src, (void)count, (void)lower, (void)info, (void)words;
+  (void)src, (void)count, (void)lower, (void)info;
 #endif
 }
 
-// `count` matrices from `src` (orders up to N <= kMaxWarpStagedN).
-template <int N, bool Exact, class Exec, class Source, class Info>
-void launch_warp_staged_on(const Exec& exec, const Uplo uplo, const Source& src,
+// `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain
+// CUDA launch: the kernel is CUDA-only code, and the instance's stream keeps the ordering a
+// Kokkos launch would have.
+template <int N, bool Exact, class Source, class Info>
+void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                            const int count, const Info& info) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   static_assert(N <= kMaxWarpStagedN, "at most two rows per lane");
   constexpr int kWarps = 2;  // per block: few, so that a block's warps need not end together
-  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<32 * kWarps, 1>>;
-  using Member = typename Policy::member_type;
-  const bool lower = uplo == Uplo::Lower;
-  const std::size_t words = std::size_t(kWarps) * WarpPacked<T>::off(N) + 16 / sizeof(T);
-  const std::size_t bytes = Scratch<Exec, T>::shmem_size(words);
-  Policy policy(exec, (count + kWarps - 1) / kWarps, kWarps, 32);
-  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for(
-      "kolesky::batched::potrf_warp_staged", policy, KOKKOS_LAMBDA(const Member& member) {
-        warp_staged_team<N, Exact, Exec>(member, src, count, lower, info, words);
-      });
+  if (count <= 0) return;
+  const std::size_t bytes = std::size_t(kWarps) * WarpPacked<T>::off(N) * sizeof(T);
+  const unsigned blocks = unsigned((count + kWarps - 1) / kWarps);
+  warp_staged_kernel<N, Exact, warp_staged_min_blocks<T, N>(), T>
+      <<<blocks, dim3(32, kWarps), bytes, exec.cuda_stream()>>>(src, count, uplo == Uplo::Lower,
+                                                                 info);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel did "
+                                         "not launch: ") + cudaGetErrorString(e));
 }
 
 // Compiled orders. A batch of one order among 20, 24, 32, 40, 48, 64 gets a kernel with n a
 // constant (no bound checks, fewer registers, the 16-byte path); any other order, or a batch
 // of mixed orders (`uniform` false), the next bound's kernel, whose loops stop at n.
-template <class Exec, class Source, class Info>
-void launch_warp_staged(const Exec& exec, const Uplo uplo, const Source& src, const int count,
+template <class Source, class Info>
+void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src, const int count,
                         const int max_n, const Info& info, const bool uniform) {
   if (uniform) {
     switch (max_n) {
