@@ -66,6 +66,9 @@ struct FlowTraceRec {
   unsigned long long t_wait;    // chain records: the partial updates it waited for arrived
   long long sub_cycles[3];      // chain records: cycles of its solve, store + barrier, publish
   long long cycles;             // chain records: SM clock cycles of that factorization
+  long long fac_cycles[4];      // chain records, summed over its four 16-column panels: warp 0
+                                // loading the panel, its 16 pivots, its stores of the finished
+                                // columns; thread 0 in the team update and its barriers
   int i, j, sm, kind;           // kind: 0 the chain's column, 1-2 partial updates, 3 a tile
 };
 
@@ -581,7 +584,8 @@ struct FlowPotrf {
       const unsigned long long t2 = trace ? flow_clock() : 0;
       const long long cy0 = clock64();
       const int c0 = j * TS, mj = imin(TS, n - c0);
-      const bool good = factor_diag(member, c, acc, c0, mj);
+      long long fc[4] = {0, 0, 0, 0};
+      const bool good = factor_diag(member, c, acc, c0, mj, fc);
       const long long cy1 = clock64();
       member.team_barrier();
       if (c.tid == 0) publish(flag(j, j), c.want);
@@ -596,6 +600,7 @@ struct FlowPotrf {
         rec.sub_cycles[1] = sc[1];
         rec.sub_cycles[2] = sc[2];
         rec.cycles = cy1 - cy0;
+        for (int q = 0; q < 4; ++q) rec.fac_cycles[q] = fc[q];
         rec.i = rec.j = j;
         rec.sm = flow_sm();
         rec.kind = kChain;
@@ -612,7 +617,7 @@ struct FlowPotrf {
   // scratch. False on a failure (info written).
   template <class Member>
   __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
-                              const int c0, const int mj) const {
+                              const int c0, const int mj, long long (&fc)[4]) const {
     T* const s = c.s;
     const int lane = c.lane;
 #pragma unroll
@@ -627,14 +632,17 @@ struct FlowPotrf {
     for (int p = 0; p < 4; ++p) {
       const int cp = 16 * p;
       if (c.tid < 32) {
+        const long long k0 = trace ? clock64() : 0;  // trace: where warp 0's time goes
         T x0[16], x1[16];
 #pragma unroll
         for (int q = 0; q < 16; ++q) {
           x0[q] = (p < 2 && cp + q <= lane) ? s[lane * LD + cp + q] : T(0);
           x1[q] = s[(32 + lane) * LD + cp + q];
         }
+        const long long k1 = trace ? clock64() : 0;
         const int f = p < 2 ? warp_panel<true>(lane, cp, x0, x1)
                             : warp_panel<false>(lane, cp - 32, x1, x0);
+        const long long k2 = trace ? clock64() : 0;
         const int done = f ? f - 1 : 16;  // finished columns of this panel
 #pragma unroll
         for (int q = 0; q < 16; ++q) {
@@ -653,11 +661,18 @@ struct FlowPotrf {
         if (lane == 0) {
           c.sh[3] = f ? cp + f : 0;
           if (f) *(volatile int*)info = c0 + cp + f;
+          if (trace) {
+            const long long k3 = clock64();
+            fc[0] += k1 - k0;
+            fc[1] += k2 - k1;
+            fc[2] += k3 - k2;
+          }
         }
       }
       member.team_barrier();
       if (c.sh[3] != 0) return false;
       if (p == 3) break;
+      const long long u0 = trace ? clock64() : 0;
       // Columns right of the panel: s(r, col) -= sum_q L(r, cp + q) L(col, cp + q), r >= col;
       // thread (tr, tc) takes rows tr + 16x, columns tc + 16y as in the tile layout, the
       // operands loaded once per q for its 4 x 4 block.
@@ -689,6 +704,7 @@ struct FlowPotrf {
           }
       }
       member.team_barrier();
+      if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
     return true;
   }
