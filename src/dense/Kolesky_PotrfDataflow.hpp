@@ -614,7 +614,8 @@ struct FlowPotrf {
   // Diagonal tile: the updated tile goes through scratch; four panels of 16 columns, each
   // factored by warp 0 in registers with shuffles (lane l holds rows l and 32 + l), then the
   // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
-  // scratch. False on a failure (info written).
+  // scratch and writes it to the matrix (on a failure the columns before the failing one;
+  // false, info written).
   template <class Member>
   __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
                               const int c0, const int mj, long long (&fc)[4]) const {
@@ -648,14 +649,8 @@ struct FlowPotrf {
         for (int q = 0; q < 16; ++q) {
           const int col = cp + q;
           if (q < done) {
-            if (p < 2 && col <= lane) {
-              s[lane * LD + col] = x0[q];
-              if (lane < mj) at(c0 + lane, c0 + col) = x0[q];
-            }
-            if (col <= 32 + lane) {
-              s[(32 + lane) * LD + col] = x1[q];
-              if (32 + lane < mj) at(c0 + 32 + lane, c0 + col) = x1[q];
-            }
+            if (p < 2 && col <= lane) s[lane * LD + col] = x0[q];
+            if (col <= 32 + lane) s[(32 + lane) * LD + col] = x1[q];
           }
         }
         if (lane == 0) {
@@ -670,7 +665,10 @@ struct FlowPotrf {
         }
       }
       member.team_barrier();
-      if (c.sh[3] != 0) return false;
+      if (c.sh[3] != 0) {
+        store_factor(c, c0, mj, c.sh[3] - 1);
+        return false;
+      }
       if (p == 3) break;
       const long long u0 = trace ? clock64() : 0;
       // Columns right of the panel: s(r, col) -= sum_q L(r, cp + q) L(col, cp + q), r >= col;
@@ -706,7 +704,22 @@ struct FlowPotrf {
       member.team_barrier();
       if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
+    store_factor(c, c0, mj, TS);
     return true;
+  }
+
+  // Columns [0, ncols) of the factored diagonal tile from scratch to the matrix, by the whole
+  // team, coalesced along the unit stride. Warp 0 once wrote each finished panel there itself,
+  // one strided column per store while the other warps waited: 32 % of the factor's cycles
+  // (docs/performance_log.md, issue 15).
+  __device__ void store_factor(const Ctx& c, const int c0, const int mj, const int ncols) const {
+    constexpr int PER = TS * TS / kThreads;
+#pragma unroll
+    for (int it = 0; it < PER; ++it) {
+      const int e = c.tid + it * kThreads;
+      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
+      if (col < ncols && col <= r && r < mj) at(c0 + r, c0 + col) = c.s[r * LD + col];
+    }
   }
 
   // Right-looking on a 16-column panel held by a warp: xp holds the rows of the panel's
