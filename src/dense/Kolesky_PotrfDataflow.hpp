@@ -68,7 +68,7 @@ struct FlowTraceRec {
   long long cycles;             // chain records: SM clock cycles of that factorization
   long long fac_cycles[4];      // chain records, summed over its four 16-column panels: warp 0
                                 // loading the panel, its 16 pivots, its stores of the finished
-                                // columns; thread 0 in the team update and its barriers
+                                // columns to scratch; thread 0 in the team update and barriers
   int i, j, sm, kind;           // kind: 0 the chain's column, 1-2 partial updates, 3 a tile
 };
 
