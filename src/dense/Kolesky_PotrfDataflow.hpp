@@ -66,6 +66,7 @@ struct FlowTraceRec {
   unsigned long long t_wait;    // chain records: the partial updates it waited for arrived
   long long sub_cycles[3];      // chain records: cycles of its solve, store + barrier, publish
   long long cycles;             // chain records: SM clock cycles of that factorization
+  long long inv_cycles;         // chain records: cycles of invert_blocks after the factor
   long long fac_cycles[4];      // chain records, summed over its four 16-column panels: warp 0
                                 // loading the panel, its 16 pivots, its stores of the finished
                                 // columns to scratch; thread 0 in the team update and barriers
@@ -108,8 +109,11 @@ struct FlowPotrf {
   static constexpr int KB = 32;         // k-chunk of the staged update operands
   static constexpr int LD = TS + 1;     // padded row of a staged tile
   static constexpr int kThreads = 256;  // CUDA team
-  // Scratch: two KB x TS operand chunks, or one TS x LD tile, then TS reciprocals.
-  static constexpr int kScratchElems = (2 * KB * TS > TS * LD ? 2 * KB * TS : TS * LD) + TS;
+  static constexpr int XLD = 17;        // row of the chain solve's column-block buffer
+  // Scratch: two KB x TS operand chunks, or one TS x LD tile; then TS reciprocals; then the
+  // chain solve's TS x 16 column block (43 KB in double, under the 48 KB every Kokkos allows).
+  static constexpr int kTileElems = 2 * KB * TS > TS * LD ? 2 * KB * TS : TS * LD;
+  static constexpr int kScratchElems = kTileElems + TS + TS * XLD;
 
   T* a;
   std::ptrdiff_t rs, cs;
@@ -293,7 +297,8 @@ struct FlowPotrf {
     IBuf sint(member.team_scratch(0), 4);
     Ctx c;
     c.s = sbuf.data();
-    c.rdiag = c.s + (kScratchElems - TS);
+    c.rdiag = c.s + kTileElems;
+    c.xb = c.rdiag + TS;
     c.sh = sint.data();
     c.tid = member.team_rank();
     c.lane = c.tid & 31;
@@ -374,6 +379,7 @@ struct FlowPotrf {
   struct Ctx {
     T* s;
     T* rdiag;
+    T* xb;
     int* sh;
     int tid, lane, tr, tc;
     bool unit_rows;
@@ -525,6 +531,88 @@ struct FlowPotrf {
     }
   }
 
+  // The chain's factored diagonal tile (in scratch, already written to the matrix) turned into
+  // the operands of solve_blocks: the inverse of each 16 x 16 diagonal block L(b, b) in its
+  // strict upper triangle, transposed (its diagonal is rdiag), and each block below the
+  // diagonal blocks replaced by W(y, b) = L(y, b) inv(L(b, b)). Then the solve has four
+  // dependent steps instead of 64 (MAGMA's trsm inverts its diagonal blocks likewise).
+  template <class Member>
+  __device__ void invert_blocks(const Member& member, const Ctx& c) const {
+    T* const s = c.s;
+    if (c.tid < 64) {  // a half-warp per diagonal block, a lane per column m of its inverse
+      const int o = 16 * (c.tid >> 4), m = c.tid & 15;
+      T y[16];
+#pragma unroll
+      for (int i = 0; i < 16; ++i) y[i] = i == m ? T(1) : T(0);
+#pragma unroll
+      for (int k = 0; k < 16; ++k) {  // column-oriented: each step's updates independent
+        y[k] *= c.rdiag[o + k];
+#pragma unroll
+        for (int i = k + 1; i < 16; ++i) y[i] -= s[(o + i) * LD + o + k] * y[k];
+      }
+#pragma unroll
+      for (int i = 1; i < 16; ++i)
+        if (i > m) s[(o + m) * LD + o + i] = y[i];
+    }
+    member.team_barrier();
+    T w[6];  // thread (tr, tc): W(y, b)(tr, tc) for the six blocks y > b
+#pragma unroll
+    for (int b = 0, q = 0; b < 3; ++b)
+#pragma unroll
+      for (int y = b + 1; y < 4; ++y, ++q) {
+        T t = T(0);
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+          const T u = s[(16 * b + c.tc) * LD + 16 * b + k];  // inv(L(b, b))(k, tc), k > tc
+          const T d = k > c.tc ? u : (k == c.tc ? c.rdiag[16 * b + k] : T(0));
+          t += s[(16 * y + c.tr) * LD + 16 * b + k] * d;
+        }
+        w[q] = t;
+      }
+    member.team_barrier();
+#pragma unroll
+    for (int b = 0, q = 0; b < 3; ++b)
+#pragma unroll
+      for (int y = b + 1; y < 4; ++y, ++q) s[(16 * y + c.tr) * LD + 16 * b + c.tc] = w[q];
+    member.team_barrier();
+  }
+
+  // X L^T = acc with scratch as invert_blocks leaves it, by column blocks b: X(b) = C(b)
+  // inv(L(b, b))^T and C(y) -= C(b) W(y, b)^T for y > b. The 16 steps inside a block are
+  // independent; C(b)'s rows are exchanged through xb inside each half-warp (a thread's rows
+  // tr + 16x belong to its half-warp), so a __syncwarp orders them.
+  __device__ void solve_blocks(const Ctx& c, T (&acc)[4][4]) const {
+    const T* const s = c.s;
+    T* const xb = c.xb;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+#pragma unroll
+      for (int x = 0; x < 4; ++x) xb[(c.tr + 16 * x) * XLD + c.tc] = acc[x][b];
+      __syncwarp();
+      T xn[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll 4
+      for (int m = 0; m < 16; ++m) {
+        const T u = s[(16 * b + m) * LD + 16 * b + c.tc];  // inv(L(b, b))(tc, m), m < tc
+        const T d = m < c.tc ? u : (m == c.tc ? c.rdiag[16 * b + m] : T(0));
+        T cm[4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          cm[x] = xb[(c.tr + 16 * x) * XLD + m];
+          xn[x] += cm[x] * d;
+        }
+#pragma unroll
+        for (int y = b + 1; y < 4; ++y) {
+          const T wv = s[(16 * y + c.tc) * LD + 16 * b + m];
+#pragma unroll
+          for (int x = 0; x < 4; ++x) acc[x][y] -= cm[x] * wv;
+        }
+      }
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[x][b] = xn[x];
+      __syncwarp();  // this block's reads of xb before the next block's writes
+    }
+  }
+
   // The critical-path chain over the launch's tile columns (see above). The factor of the
   // last diagonal tile stays in scratch from one column to the next.
   template <class Member>
@@ -547,7 +635,7 @@ struct FlowPotrf {
         load_tile(c, sub, j, j - 1, false);
         load_tile(c, acc, j, j, true);
         const long long q0 = clock64();
-        solve(c, sub);
+        solve_blocks(c, sub);
         const long long q1 = clock64();
         store_tile(c, sub, j, j - 1, false);
         member.team_barrier();
@@ -575,7 +663,7 @@ struct FlowPotrf {
 #pragma unroll
           for (int x = 0; x < 4; ++x)
 #pragma unroll
-            for (int y = 0; y < 4; ++y) acc[x][y] -= av[x] * bv[y];
+            for (int y = 0; y <= x; ++y) acc[x][y] -= av[x] * bv[y];  // lower blocks only
         }
         member.team_barrier();
       } else {
@@ -604,15 +692,21 @@ struct FlowPotrf {
         rec.i = rec.j = j;
         rec.sm = flow_sm();
         rec.kind = kChain;
+        rec.inv_cycles = 0;
       }
       if (!good) return;
       if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
       member.team_barrier();
+      if (chain_next(j)) {
+        const long long v0 = clock64();
+        invert_blocks(member, c);
+        if (c.tid == 0 && trace) trace[ntasks + (j - j0)].inv_cycles = clock64() - v0;
+      }
     }
   }
 
   // Diagonal tile: the updated tile goes through scratch; four panels of 16 columns, each
-  // factored by warp 0 in registers with shuffles (lane l holds rows l and 32 + l), then the
+  // factored in registers with shuffles by the warps that hold its rows (see below), then the
   // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
   // scratch and writes it to the matrix (on a failure the columns before the failing one;
   // false, info written).
@@ -632,28 +726,33 @@ struct FlowPotrf {
 #pragma unroll 1
     for (int p = 0; p < 4; ++p) {
       const int cp = 16 * p;
-      if (c.tid < 32) {
-        const long long k0 = trace ? clock64() : 0;  // trace: where warp 0's time goes
-        T x0[16], x1[16];
+      // Warps 0 .. nw-1 each hold the panel's diagonal block in lanes 0-15 (each computes the
+      // same pivots; warp 0 stores them) and 16 of the rows below in lanes 16-31: a lane keeps
+      // one row, half the instructions per pivot of one warp holding all 64 rows.
+      const int nw = p < 3 ? 3 - p : 1;
+      const bool in_panel = c.tid < 32 * nw;
+      const int w = c.tid >> 5;
+      const int row = lane < 16 ? cp + lane : cp + 16 * w + lane;
+      T x[16];
+      int f = 0;
+      long long k0 = 0, k1 = 0, k2 = 0;  // trace: where warp 0's time goes
+      if (in_panel) {
+        if (trace) k0 = clock64();
 #pragma unroll
-        for (int q = 0; q < 16; ++q) {
-          x0[q] = (p < 2 && cp + q <= lane) ? s[lane * LD + cp + q] : T(0);
-          x1[q] = s[(32 + lane) * LD + cp + q];
-        }
-        const long long k1 = trace ? clock64() : 0;
-        const int f = p < 2 ? warp_panel<true>(lane, cp, x0, x1)
-                            : warp_panel<false>(lane, cp - 32, x1, x0);
-        const long long k2 = trace ? clock64() : 0;
-        const int done = f ? f - 1 : 16;  // finished columns of this panel
+        for (int q = 0; q < 16; ++q)
+          x[q] = (row < TS && (lane >= 16 || q <= lane)) ? s[row * LD + cp + q] : T(0);
+        if (trace) k1 = clock64();
+        f = warp_panel(lane, x);
+        if (trace) k2 = clock64();
+      }
+      member.team_barrier();  // every warp's loads of the diagonal block before warp 0 stores it
+      if (in_panel) {
+        const bool mine = row < TS && (lane >= 16 || w == 0);  // rows this lane stores
+        const int done = f ? f - 1 : 16;                      // finished columns of the panel
 #pragma unroll
-        for (int q = 0; q < 16; ++q) {
-          const int col = cp + q;
-          if (q < done) {
-            if (p < 2 && col <= lane) s[lane * LD + col] = x0[q];
-            if (col <= 32 + lane) s[(32 + lane) * LD + col] = x1[q];
-          }
-        }
-        if (lane == 0) {
+        for (int q = 0; q < 16; ++q)
+          if (q < done && mine && (lane >= 16 || q <= lane)) s[row * LD + cp + q] = x[q];
+        if (c.tid == 0) {
           c.sh[3] = f ? cp + f : 0;
           if (f) *(volatile int*)info = c0 + cp + f;
           if (trace) {
@@ -671,41 +770,53 @@ struct FlowPotrf {
       }
       if (p == 3) break;
       const long long u0 = trace ? clock64() : 0;
-      // Columns right of the panel: s(r, col) -= sum_q L(r, cp + q) L(col, cp + q), r >= col;
-      // thread (tr, tc) takes rows tr + 16x, columns tc + 16y as in the tile layout, the
-      // operands loaded once per q for its 4 x 4 block.
-      {
-        T v[4][4];
-#pragma unroll
-        for (int x = 0; x < 4; ++x)
-#pragma unroll
-          for (int y = 0; y < 4; ++y) v[x][y] = s[(c.tr + 16 * x) * LD + c.tc + 16 * y];
-#pragma unroll 4
-        for (int q = 0; q < 16; ++q) {
-          T av[4], bv[4];
-#pragma unroll
-          for (int x = 0; x < 4; ++x) av[x] = s[(c.tr + 16 * x) * LD + cp + q];
-#pragma unroll
-          for (int y = 0; y < 4; ++y) bv[y] = s[(c.tc + 16 * y) * LD + cp + q];
-#pragma unroll
-          for (int x = 0; x < 4; ++x)
-#pragma unroll
-            for (int y = 0; y < 4; ++y) v[x][y] -= av[x] * bv[y];
-        }
-        member.team_barrier();  // every read of the panel's columns done
-#pragma unroll
-        for (int x = 0; x < 4; ++x)
-#pragma unroll
-          for (int y = 0; y < 4; ++y) {
-            const int r = c.tr + 16 * x, col = c.tc + 16 * y;
-            if (col >= cp + 16 && col <= r) s[r * LD + col] = v[x][y];
-          }
-      }
+      // Columns right of the panel (see panel_update); p is a template argument so that only
+      // the blocks right of and below the panel are computed (6, 3, 1 of 16).
+      if (p == 0)
+        panel_update<0>(member, c);
+      else if (p == 1)
+        panel_update<1>(member, c);
+      else
+        panel_update<2>(member, c);
       member.team_barrier();
       if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
     store_factor(c, c0, mj, TS);
     return true;
+  }
+
+  // s(r, col) -= sum_q L(r, cp + q) L(col, cp + q) for r >= col >= cp + 16, cp = 16 P; thread
+  // (tr, tc) takes rows tr + 16x, columns tc + 16y as in the tile layout, x >= y > P, the
+  // operands loaded once per q for its blocks.
+  template <int P, class Member>
+  __device__ void panel_update(const Member& member, const Ctx& c) const {
+    T* const s = c.s;
+    constexpr int cp = 16 * P;
+    T v[4][4];
+#pragma unroll
+    for (int x = P + 1; x < 4; ++x)
+#pragma unroll
+      for (int y = P + 1; y <= x; ++y) v[x][y] = s[(c.tr + 16 * x) * LD + c.tc + 16 * y];
+#pragma unroll 4
+    for (int q = 0; q < 16; ++q) {
+      T av[4];
+#pragma unroll
+      for (int x = P + 1; x < 4; ++x) av[x] = s[(c.tr + 16 * x) * LD + cp + q];
+#pragma unroll
+      for (int y = P + 1; y < 4; ++y) {
+        const T bv = s[(c.tc + 16 * y) * LD + cp + q];
+#pragma unroll
+        for (int x = y; x < 4; ++x) v[x][y] -= av[x] * bv;
+      }
+    }
+    member.team_barrier();  // every read of the panel's columns done
+#pragma unroll
+    for (int x = P + 1; x < 4; ++x)
+#pragma unroll
+      for (int y = P + 1; y <= x; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        if (col <= r) s[r * LD + col] = v[x][y];
+      }
   }
 
   // Columns [0, ncols) of the factored diagonal tile from scratch to the matrix, by the whole
@@ -722,38 +833,32 @@ struct FlowPotrf {
     }
   }
 
-  // Right-looking on a 16-column panel held by a warp: xp holds the rows of the panel's
-  // diagonal block (in lanes base .. base + 15) and xs (Two) 32 further rows. The column is
-  // scaled by rsqrt of the pivot (no division on the chain); the diagonal entry is sqrt.
-  // Returns the 1-based failing column of the panel, or 0.
-  template <bool Two>
-  __device__ static int warp_panel(const int lane, const int base, T (&xp)[16], T (&xs)[16]) {
+  // Right-looking on a 16-column panel held by a warp, a row per lane: lanes 0-15 hold the
+  // panel's diagonal block, lanes 16-31 rows below it. The column is scaled by rsqrt of the
+  // pivot (no division on the chain); the diagonal entry is sqrt. Returns the 1-based failing
+  // column of the panel, or 0.
+  __device__ static int warp_panel(const int lane, T (&x)[16]) {
     // This lane's pivot, if it holds one: its square root (the diagonal entry) is taken after
     // the loop, off the dependence chain (sqrt has a slow-path branch that would stall it).
     T dp = T(1);
     int fail = 0;
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
-      const T d = __shfl_sync(0xffffffffu, xp[k], base + k);
+      const T d = __shfl_sync(0xffffffffu, x[k], k);
       if (!usable_pivot(d)) {  // d is the same in every lane
         fail = k + 1;
         break;
       }
       const T r = rsqrt(d);
-      if (lane == base + k) dp = d;
-      xp[k] *= r;  // the pivot's own lane gets d * r here, sqrt(d) below
-      if (Two) xs[k] *= r;
+      if (lane == k) dp = d;
+      x[k] *= r;  // the pivot's own lane gets d * r here, sqrt(d) below
 #pragma unroll
-      for (int j = k + 1; j < 16; ++j) {
-        const T lj = __shfl_sync(0xffffffffu, xp[k], base + j);
-        xp[j] -= xp[k] * lj;
-        if (Two) xs[j] -= xs[k] * lj;
-      }
+      for (int j = k + 1; j < 16; ++j) x[j] -= x[k] * __shfl_sync(0xffffffffu, x[k], j);
     }
     const T dg = sqrt(dp);
 #pragma unroll
     for (int k = 0; k < 16; ++k)
-      if (lane == base + k && (fail == 0 || k < fail - 1)) xp[k] = dg;
+      if (lane == k && (fail == 0 || k < fail - 1)) x[k] = dg;
     return fail;
   }
 #endif
