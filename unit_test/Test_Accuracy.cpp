@@ -706,7 +706,7 @@ std::vector<batched::Options> batched_kernels(int n) {
     add(Kernel::RowRegisters, Algo::Default, 16);
     add(Kernel::RowRegisters, Algo::Default, 32);
   }
-  if (!kHost && n <= 64) add(Kernel::WarpStaged, Algo::Default, 0);
+  if (!kHost && n <= 128) add(Kernel::WarpStaged, Algo::Default, 0);
   using T = typename Batch::value_type;
   if (kHost && !std::is_same<Batch, batched::StridedBatch<T, Kokkos::LayoutLeft, MemSpace>>::value &&
       !std::is_same<Batch, batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace>>::value)

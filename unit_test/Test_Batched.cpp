@@ -138,7 +138,7 @@ std::vector<batched::Options> kernels_for(int n) {
   add(Kernel::TeamRows, Algo::Default);
   add(Kernel::RowRegisters, Algo::Default);  // GPU, n <= 128; elsewhere it runs as TeamRows
   v.back().tile = n % 2 ? 16 : 32;           // both panel widths
-  add(Kernel::WarpStaged, Algo::Default);    // CUDA, n <= 64; elsewhere as RowRegisters
+  add(Kernel::WarpStaged, Algo::Default);    // CUDA, n <= 128; elsewhere as RowRegisters
   if (n <= 33) {
     add(Kernel::ThreadDirect, Algo::Banachiewicz);
     add(Kernel::TeamScratch, Algo::Crout);
@@ -176,17 +176,19 @@ TYPED_TEST(Batched, StridedLayoutRight) {
         check_posv<B>(n, count, count % 2 ? Uplo::Lower : Uplo::Upper, opt, chunk, 2);
 }
 
-// WarpStaged is compiled for orders up to 24, 32, 40, 48 and 64 (the loops stop at n) and for
-// exactly 20, 24, 32, 40, 48, 64 (16-byte copies when rows are contiguous): every bound and
-// its neighbours, one and two rows per lane, rows and columns contiguous (Lower and Upper of
-// a LayoutRight batch), and no unit stride at all (LayoutLeft).
+// WarpStaged is compiled for orders up to 24, 32, 40, 48, 64, 96 and 128 (the loops stop at
+// n) and for exactly 20, 24, 32, 40, 48, 64, 96, 128 (16-byte copies when rows are contiguous
+// up to 64): every bound and its neighbours, one and two rows per lane, a block per matrix
+// above 64 (panels of 8: orders around them), rows and columns contiguous (Lower and Upper
+// of a LayoutRight batch), and no unit stride at all (LayoutLeft).
 TYPED_TEST(Batched, WarpStagedOrders) {
   using T = TypeParam;
   using R = batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace>;
   using L = batched::StridedBatch<T, Kokkos::LayoutLeft, MemSpace>;
   batched::Options opt;
   opt.kernel = Kernel::WarpStaged;
-  for (const int n : {1, 2, 5, 18, 20, 23, 24, 25, 32, 39, 40, 41, 47, 48, 49, 63, 64, 65})
+  for (const int n : {1, 2, 5, 18, 20, 23, 24, 25, 32, 39, 40, 41, 47, 48, 49, 63, 64, 65, 71,
+                      72, 73, 95, 96, 97, 100, 127, 128, 129})
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_posv<R>(n, n < 30 ? 1000 : 301, uplo, opt, 0, 2);
       check_posv<L>(n, 9, uplo, opt, 0, 1);

@@ -21,7 +21,7 @@ enum class Kernel {
   TeamScratch,   // one team per matrix, staged in team scratch memory
   TeamRows,      // several matrices per team, one thread per row, packed triangles in scratch
   RowRegisters,  // GPU, n <= 128: one team per matrix, each thread's row in registers
-  WarpStaged,    // CUDA, n <= 64: one warp per matrix, staged in shared memory by async copies
+  WarpStaged,    // CUDA, n <= 128: a warp (n <= 64) or a block per matrix, staged in shared memory
   SimdLanes      // host: one thread per group of consecutive matrices, SIMD across them
 };
 

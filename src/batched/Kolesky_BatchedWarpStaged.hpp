@@ -1,5 +1,6 @@
-// CUDA batched Cholesky for n <= 64 (Kernel::WarpStaged; the tuned default for strided
-// batches of n = 16-64): one warp per matrix, two warps per block, a plain CUDA kernel on the
+// CUDA batched Cholesky for n <= 128 (Kernel::WarpStaged; the tuned default for strided
+// batches of n = 16-64): one warp per matrix and two warps per block up to n = 64, a block of
+// n / 32 warps per matrix above (see block_staged_kernel); plain CUDA kernels on the
 // execution space instance's stream.
 //
 // The warp copies the lower triangle of its matrix into a packed buffer in shared memory with
@@ -35,7 +36,7 @@ namespace kolesky {
 namespace batched {
 namespace impl {
 
-constexpr int kMaxWarpStagedN = 64;
+constexpr int kMaxWarpStagedN = 128;
 
 // Whether the kernel exists for this execution space (it is written for CUDA warps).
 template <class Exec>
@@ -276,6 +277,169 @@ __global__ void __launch_bounds__(64, MinBlocks)
 #endif
 }
 
+// Orders 65-128: the same staging with a block of N / 32 warps per matrix (a lane's row of 128
+// does not fit in registers), factored left-looking by panels of kStagedPanel columns. For a
+// panel at k0 every row r >= k0 forms its panel entries a(r, k0 + j) - L(r, 0:k0) L(k0 + j, 0:k0)
+// from shared memory (its own row and the panel's rows as 16-byte chunks, a chunk of each panel
+// row used for the whole panel); the panel's diagonal block goes to a small buffer, every lane
+// factors that block itself (no exchange between warps per column) and solves its own row
+// against it. Two block barriers per panel. Warp w holds rows 32w .. 32w + 31, so the warps of
+// the first rows leave early and the matrices beside them on the SM take their place.
+constexpr int kStagedPanel = 8;
+
+template <int N, bool Exact, class T, class Source, class Info>
+__global__ void __launch_bounds__(N, 1)
+    block_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
+#if defined(__CUDA_ARCH__)
+  using P = WarpPacked<T>;
+  using W = WarpVec<T>;
+  using V = typename W::type;
+  constexpr int B = kStagedPanel, E = P::E, NW = N / 32;
+  extern __shared__ __align__(16) unsigned char kolesky_block_staged_smem[];
+  T* const s = reinterpret_cast<T*>(kolesky_block_staged_smem);
+  T* const dbuf = s + P::off(Exact ? N : max_n);  // the panel's B x B diagonal block
+  const int lane = int(threadIdx.x), w = int(threadIdx.y), tid = 32 * w + lane;
+  const int b = src.id(int(blockIdx.x));
+  const int n = Exact ? N : src.order_of(b);
+  const auto m0 = src.matrix_of(b);
+  const auto m = lower ? m0 : m0.transposed();
+  const bool by_column = m.rs == 1 && m.cs != 1;
+  if (by_column) {  // a warp per column, its rows across the lanes
+    for (int c = w; c < n; c += NW) {
+      const T* const g = m.p + c * m.cs;
+      for (int r = c + lane; r < n; r += 32) warp_copy_in(s + P::off(r) + c, g + r);
+    }
+  } else {  // a warp per row, its columns across the lanes
+    for (int r = w; r < n; r += NW) {
+      const T* const g = m.p + r * m.rs;
+      for (int c = lane; c <= r; c += 32) warp_copy_in(s + P::off(r) + c, g + c * m.cs);
+    }
+  }
+  warp_copy_wait();
+  __syncthreads();
+  const int r = tid;  // this thread's row
+  const bool live = r < n;
+  const T* const row = s + P::off(live ? r : 0);
+  int fail = 0;
+  for (int k0 = 0; k0 < n; k0 += B) {
+    T acc[B];
+    const bool active = live && r >= k0;
+    if (32 * w + 31 >= k0) {  // warps of finished rows only wait at the barriers
+      if (active) {
+#pragma unroll
+        for (int j = 0; j < B; ++j) acc[j] = k0 + j < n ? row[k0 + j] : T(0);
+        T acc2[B];  // a second chain per column, halving the dependent FMAs
+#pragma unroll
+        for (int j = 0; j < B; ++j) acc2[j] = T(0);
+        int offk[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j) offk[j] = P::off(k0 + j < n ? k0 + j : 0);
+#pragma unroll 2
+        for (int c = 0; c < k0; c += E) {  // k0 is a multiple of E
+          const V mine = *reinterpret_cast<const V*>(row + c);
+#pragma unroll
+          for (int j = 0; j < B; ++j) {
+            const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+              if (e % 2 == 0)
+                acc[j] = fma(-W::get(mine, e), W::get(lk, e), acc[j]);
+              else
+                acc2[j] = fma(-W::get(mine, e), W::get(lk, e), acc2[j]);
+            }
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < B; ++j) acc[j] += acc2[j];
+      }
+      const int i = r - k0;  // the diagonal block's rows; past n an identity row
+      if (i >= 0 && i < B && r < N) {
+#pragma unroll
+        for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
+      }
+    }
+    __syncthreads();
+    if (32 * w + 31 >= k0) {
+      // Every lane factors the diagonal block (the same arithmetic in each, so the same
+      // result and the same failing column), a unit pivot past a failure.
+      T ld[B][B], rinv[B];
+#pragma unroll
+      for (int a = 0; a < B; ++a)
+#pragma unroll
+        for (int c = 0; c <= a; ++c) ld[a][c] = dbuf[a * B + c];
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+        const T d = ld[j][j];
+        const bool ok = kolesky::impl::usable_pivot(d);
+        if (!ok && fail == 0) fail = k0 + j + 1;
+        rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
+#pragma unroll
+        for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
+#pragma unroll
+        for (int a = j + 1; a < B; ++a)
+#pragma unroll
+          for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
+      }
+      if (active) {  // this row against the block: L(r, k0 + j), j <= r - k0
+#pragma unroll
+        for (int j = 0; j < B; ++j) {
+#pragma unroll
+          for (int c = 0; c < j; ++c) acc[j] -= acc[c] * ld[j][c];
+          acc[j] *= rinv[j];
+        }
+        T* const out = s + P::off(r);
+#pragma unroll
+        for (int j = 0; j < B; ++j)
+          if (k0 + j <= r) out[k0 + j] = acc[j];
+      }
+    }
+    __syncthreads();
+  }
+  if (by_column) {
+    for (int c = w; c < n; c += NW) {
+      T* const g = m.p + c * m.cs;
+      for (int q = c + lane; q < n; q += 32) g[q] = s[P::off(q) + c];
+    }
+  } else {
+    for (int q = w; q < n; q += NW) {
+      T* const g = m.p + q * m.rs;
+      const T* const d = s + P::off(q);
+      for (int c = lane; c <= q; c += 32) g[c * m.cs] = d[c];
+    }
+  }
+  if (tid == 32 * (NW - 1)) info(b) = fail;  // a lane of the last warp saw every panel
+#else
+  (void)src, (void)max_n, (void)lower, (void)info;
+#endif
+}
+
+// Shared memory for the largest order in the batch, not N: more matrices per SM (n = 100 in
+// double: 41 KB, five blocks, instead of 66 KB and three).
+template <int N, bool Exact, class Source, class Info>
+void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
+                            const int count, const int max_n, const Info& info) {
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  if (count <= 0) return;
+  const std::size_t bytes =
+      (std::size_t(WarpPacked<T>::off(Exact ? N : max_n)) + kStagedPanel * kStagedPanel) *
+      sizeof(T);
+  auto kernel = block_staged_kernel<N, Exact, T, Source, Info>;
+  // Above the 48 KB a launch gets by default (66 KB at N = 128 in double). Asked for at every
+  // launch: the setting belongs to the current device, and it costs about a microsecond.
+  const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (attr != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel for "
+                                         "n > 64 cannot have its shared memory: ") +
+                             cudaGetErrorString(attr));
+  kernel<<<unsigned(count), dim3(32, N / 32), bytes, exec.cuda_stream()>>>(
+      src, max_n, uplo == Uplo::Lower, info);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel did "
+                                         "not launch: ") + cudaGetErrorString(e));
+}
+
 // `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain
 // CUDA launch: the kernel is CUDA-only code, and the instance's stream keeps the ordering a
 // Kokkos launch would have.
@@ -283,7 +447,7 @@ template <int N, bool Exact, class Source, class Info>
 void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                            const int count, const Info& info) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
-  static_assert(N <= kMaxWarpStagedN, "at most two rows per lane");
+  static_assert(N <= 64, "at most two rows per lane");
   constexpr int kWarps = 2;  // per block: few, so that a block's warps need not end together
   if (count <= 0) return;
   const std::size_t bytes = std::size_t(kWarps) * WarpPacked<T>::off(N) * sizeof(T);
@@ -313,6 +477,14 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
       case 64: return launch_warp_staged_on<64, true>(exec, uplo, src, count, info);
       default: break;
     }
+  }
+  if (max_n > 64) {
+    if (uniform && max_n == 96)
+      return launch_block_staged_on<96, true>(exec, uplo, src, count, max_n, info);
+    if (uniform && max_n == 128)
+      return launch_block_staged_on<128, true>(exec, uplo, src, count, max_n, info);
+    if (max_n <= 96) return launch_block_staged_on<96, false>(exec, uplo, src, count, max_n, info);
+    return launch_block_staged_on<128, false>(exec, uplo, src, count, max_n, info);
   }
   if (max_n <= 24)
     launch_warp_staged_on<24, false>(exec, uplo, src, count, info);
