@@ -188,11 +188,13 @@ TYPED_TEST(Batched, WarpStagedOrders) {
   batched::Options opt;
   opt.kernel = Kernel::WarpStaged;
   for (const int n : {1, 2, 5, 18, 20, 23, 24, 25, 32, 39, 40, 41, 47, 48, 49, 63, 64, 65, 71,
-                      72, 73, 95, 96, 97, 100, 127, 128, 129})
+                      72, 73, 95, 96, 97, 100, 127, 128, 129}) {
+    if (kHost && n > 64) continue;  // the host runs these orders as TeamRows, tested elsewhere
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_posv<R>(n, n < 30 ? 1000 : 301, uplo, opt, 0, 2);
       check_posv<L>(n, 9, uplo, opt, 0, 1);
     }
+  }
 }
 
 TYPED_TEST(Batched, StridedLayoutLeft) {
