@@ -122,7 +122,9 @@ TYPED_TEST(PotrfFlow, Failures) {
   const Dense good = dominant_spd<T>(n, 5u);
   for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128),
                                 flow_opts(Algo::Blocked, 128, false), flow_opts(Algo::Default)})
-    for (const int k : {0, 1, 63, 64, 130, n / 2, n - 1})
+    // 8, 15, 72, 93: the second 8-column half of a 16-column panel (the GPU chain factors
+    // each half's diagonal block in registers).
+    for (const int k : {0, 1, 8, 15, 63, 64, 72, 93, 130, n / 2, n - 1})
       for (const int kind : {0, 1, 2}) {  // -1 pivot, NaN pivot, NaN below the diagonal
         Dense a = good;
         if (kind == 0) a(k, k) = -1;

@@ -43,16 +43,22 @@ constexpr int kFlowTile = 64;
 constexpr int kFlowWholeMax = 3072;
 
 // Device state shared by the launches on one stream: ctr = {ticket, teams done, generation},
-// one flag per tile of an nt x nt grid.
+// one flag per tile of an nt x nt grid, and two staged tiles per tile row (the partial updates
+// of the tiles the chain takes at that row, kept in the chain team's register order).
 template <class MemSpace>
 struct FlowWork {
   Kokkos::View<int*, MemSpace> ctr;
   Kokkos::View<unsigned*, MemSpace> flags;
+  Kokkos::View<double*, MemSpace> part;  // float tiles use the first half of each slot
   int nt = 0;
   void reserve(const int tiles) {
     if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 4);
     if (tiles > nt) {  // final and partial flags
       flags = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_flags", 2 * std::size_t(tiles) * tiles);
+      if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>)  // the host path stages none
+        part = Kokkos::View<double*, MemSpace>(
+            Kokkos::view_alloc("kolesky::flow_partials", Kokkos::WithoutInitializing),
+            2 * std::size_t(tiles) * kFlowTile * kFlowTile);
       nt = tiles;
     }
   }
@@ -121,6 +127,7 @@ struct FlowPotrf {
   int* info;
   int* ctr;
   unsigned* flags;
+  T* part;  // FlowWork::part
   FlowTraceRec* trace;
 
   KOKKOS_FORCEINLINE_FUNCTION T& at(const int i, const int j) const { return a[i * rs + j * cs]; }
@@ -353,7 +360,7 @@ struct FlowPotrf {
         const int jc = diag ? i : j;          // tile column
         const int jlast = diag ? i - 1 : j;   // the chain applies column jlast itself
         load_tile(c, acc, i, jc, diag);
-        if (ok && update(member, c, acc, i, jc, jlast, diag)) store_tile(c, acc, i, jc, diag);
+        if (ok && update(member, c, acc, i, jc, jlast, diag)) store_part(c, acc, i, diag);
         if (trace) t_ready = flow_clock();
         member.team_barrier();
         if (c.tid == 0) publish(pflag(i, jc), c.want);
@@ -410,6 +417,32 @@ struct FlowPotrf {
       for (int y = 0; y < 4; ++y) {
         const int r = c.tr + 16 * x, col = c.tc + 16 * y;
         if (r < mi && col < mj && (!diag || col <= r)) at(r0 + r, c0 + col) = acc[x][y];
+      }
+  }
+
+  // A partial task's result for the chain at tile row i (the tile below the diagonal, or the
+  // diagonal tile), in the chain team's register order: each of the 16 stores and loads is one
+  // coalesced 256-element row. Through the matrix, in the 4 x 4 layout, every access touched
+  // 16 columns per warp; the chain's two loads sat on the critical path.
+  __device__ T* part_slot(const Ctx& c, const int i, const bool diag) const {
+    return part + (2 * std::size_t(i) + (diag ? 1 : 0)) * (TS * TS) + c.tid;
+  }
+  __device__ void store_part(const Ctx& c, const T (&acc)[4][4], const int i,
+                             const bool diag) const {
+    T* const q = part_slot(c, i, diag);
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) q[(4 * x + y) * kThreads] = acc[x][y];
+  }
+  __device__ void load_part(const Ctx& c, T (&acc)[4][4], const int i, const bool diag) const {
+    const T* const q = part_slot(c, i, diag);
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) {
+        const T v = load_shared_global(q + (4 * x + y) * kThreads);
+        acc[x][y] = (!diag || c.tc + 16 * y <= c.tr + 16 * x) ? v : T(0);
       }
   }
 
@@ -471,6 +504,14 @@ struct FlowPotrf {
     return true;
   }
 
+  // Element it of this thread's share of a staged tile: consecutive threads along the
+  // matrix's unit stride, so that the global accesses coalesce.
+  __device__ static void staged_elem(const Ctx& c, const int it, int& r, int& col) {
+    const int e = c.tid + it * kThreads;
+    r = c.unit_rows ? e % TS : e / TS;
+    col = c.unit_rows ? e / TS : e % TS;
+  }
+
   // The published factor of diagonal tile j into scratch (identity past n) and its
   // reciprocal diagonal.
   template <class Member>
@@ -480,8 +521,8 @@ struct FlowPotrf {
     T v[PER];
 #pragma unroll
     for (int it = 0; it < PER; ++it) {  // all loads in flight, then the stores
-      const int e = c.tid + it * kThreads;
-      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
+      int r, col;
+      staged_elem(c, it, r, col);
       if (r < mj && col < mj)
         v[it] = col <= r ? load_shared_global(&at(c0 + r, c0 + col)) : T(0);
       else
@@ -489,8 +530,8 @@ struct FlowPotrf {
     }
 #pragma unroll
     for (int it = 0; it < PER; ++it) {
-      const int e = c.tid + it * kThreads;
-      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
+      int r, col;
+      staged_elem(c, it, r, col);
       c.s[r * LD + col] = v[it];
     }
     member.team_barrier();
@@ -563,9 +604,7 @@ struct FlowPotrf {
         T t = T(0);
 #pragma unroll
         for (int k = 0; k < 16; ++k) {
-          const T u = s[(16 * b + c.tc) * LD + 16 * b + k];  // inv(L(b, b))(k, tc), k > tc
-          const T d = k > c.tc ? u : (k == c.tc ? c.rdiag[16 * b + k] : T(0));
-          t += s[(16 * y + c.tr) * LD + 16 * b + k] * d;
+          t += s[(16 * y + c.tr) * LD + 16 * b + k] * inv_block(c, b, k, c.tc);
         }
         w[q] = t;
       }
@@ -575,6 +614,13 @@ struct FlowPotrf {
 #pragma unroll
       for (int y = b + 1; y < 4; ++y, ++q) s[(16 * y + c.tr) * LD + 16 * b + c.tc] = w[q];
     member.team_barrier();
+  }
+
+  // inv(L(b, b))(i, k) as invert_blocks stores it: transposed in the block's strict upper
+  // triangle, the diagonal in rdiag.
+  __device__ T inv_block(const Ctx& c, const int b, const int i, const int k) const {
+    const T u = c.s[(16 * b + k) * LD + 16 * b + i];  // unconditional: no branch in the loop
+    return i > k ? u : (i == k ? c.rdiag[16 * b + i] : T(0));
   }
 
   // X L^T = acc with scratch as invert_blocks leaves it, by column blocks b: X(b) = C(b)
@@ -592,8 +638,7 @@ struct FlowPotrf {
       T xn[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll 4
       for (int m = 0; m < 16; ++m) {
-        const T u = s[(16 * b + m) * LD + 16 * b + c.tc];  // inv(L(b, b))(tc, m), m < tc
-        const T d = m < c.tc ? u : (m == c.tc ? c.rdiag[16 * b + m] : T(0));
+        const T d = inv_block(c, b, c.tc, m);
         T cm[4];
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
@@ -632,14 +677,27 @@ struct FlowPotrf {
         if (trace) tw = flow_clock();
         // Tile (j, j - 1): solve against L(j-1, j-1), still in scratch.
         T sub[4][4];
-        load_tile(c, sub, j, j - 1, false);
-        load_tile(c, acc, j, j, true);
-        const long long q0 = clock64();
+        if (j - 1 > j0) {  // partial updates were applied
+          load_part(c, sub, j, false);
+          load_part(c, acc, j, true);
+        } else {
+          load_tile(c, sub, j, j - 1, false);
+          load_tile(c, acc, j, j, true);
+        }
+        const long long q0 = trace ? clock64() : 0;
         solve_blocks(c, sub);
-        const long long q1 = clock64();
-        store_tile(c, sub, j, j - 1, false);
+        const long long q1 = trace ? clock64() : 0;
+        // Through scratch, where its SYRK update of the diagonal tile reads it, to the matrix;
+        // scratch is overwritten once every warp's solve has read L(j - 1, j - 1) there.
         member.team_barrier();
-        const long long q2 = clock64();
+#pragma unroll
+        for (int x = 0; x < 4; ++x)
+#pragma unroll
+          for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
+        member.team_barrier();
+        store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
+        member.team_barrier();
+        const long long q2 = trace ? clock64() : 0;
         if (c.tid == 0) publish(flag(j, j - 1), c.want);
         if (trace) {
           t1 = flow_clock();
@@ -647,12 +705,6 @@ struct FlowPotrf {
           sc[1] = q2 - q1;
           sc[2] = clock64() - q2;
         }
-        // Its SYRK update of the diagonal tile, through scratch.
-#pragma unroll
-        for (int x = 0; x < 4; ++x)
-#pragma unroll
-          for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
-        member.team_barrier();
 #pragma unroll 4
         for (int q = 0; q < TS; ++q) {
           T av[4], bv[4];
@@ -670,11 +722,11 @@ struct FlowPotrf {
         load_tile(c, acc, j, j, true);
       }
       const unsigned long long t2 = trace ? flow_clock() : 0;
-      const long long cy0 = clock64();
+      const long long cy0 = trace ? clock64() : 0;
       const int c0 = j * TS, mj = imin(TS, n - c0);
       long long fc[4] = {0, 0, 0, 0};
       const bool good = factor_diag(member, c, acc, c0, mj, fc);
-      const long long cy1 = clock64();
+      const long long cy1 = trace ? clock64() : 0;
       member.team_barrier();
       if (c.tid == 0) publish(flag(j, j), c.want);
       if (c.tid == 0 && trace) {
@@ -698,7 +750,7 @@ struct FlowPotrf {
       if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
       member.team_barrier();
       if (chain_next(j)) {
-        const long long v0 = clock64();
+        const long long v0 = trace ? clock64() : 0;
         invert_blocks(member, c);
         if (c.tid == 0 && trace) trace[ntasks + (j - j0)].inv_cycles = clock64() - v0;
       }
@@ -742,7 +794,7 @@ struct FlowPotrf {
         for (int q = 0; q < 16; ++q)
           x[q] = (row < TS && (lane >= 16 || q <= lane)) ? s[row * LD + cp + q] : T(0);
         if (trace) k1 = clock64();
-        f = warp_panel(lane, x);
+        f = warp_panel(lane, x, s + cp * LD + cp, c.xb + 128 * w);  // xb is free in the factor
         if (trace) k2 = clock64();
       }
       member.team_barrier();  // every warp's loads of the diagonal block before warp 0 stores it
@@ -765,7 +817,7 @@ struct FlowPotrf {
       }
       member.team_barrier();
       if (c.sh[3] != 0) {
-        store_factor(c, c0, mj, c.sh[3] - 1);
+        store_staged(c, c0, c0, mj, c.sh[3] - 1, true);
         return false;
       }
       if (p == 3) break;
@@ -781,7 +833,7 @@ struct FlowPotrf {
       member.team_barrier();
       if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
-    store_factor(c, c0, mj, TS);
+    store_staged(c, c0, c0, mj, TS, true);
     return true;
   }
 
@@ -819,47 +871,90 @@ struct FlowPotrf {
       }
   }
 
-  // Columns [0, ncols) of the factored diagonal tile from scratch to the matrix, by the whole
-  // team, coalesced along the unit stride. Warp 0 once wrote each finished panel there itself,
-  // one strided column per store while the other warps waited: 32 % of the factor's cycles
-  // (docs/performance_log.md, issue 15).
-  __device__ void store_factor(const Ctx& c, const int c0, const int mj, const int ncols) const {
+  // The staged tile in scratch to the matrix at (r0, c0): rows < mi, columns < ncols, on or
+  // below the diagonal if lower; by the whole team, coalesced along the unit stride. Warp 0
+  // once wrote each finished panel of the diagonal tile itself, one strided column per store
+  // while the other warps waited (32 % of the factor's cycles), and the chain stored the solved
+  // tile below from the 4 x 4 register layout (16 scattered rows per store, ~3.7k cycles);
+  // docs/performance_log.md, issue 15.
+  __device__ void store_staged(const Ctx& c, const int r0, const int c0, const int mi,
+                               const int ncols, const bool lower) const {
     constexpr int PER = TS * TS / kThreads;
 #pragma unroll
     for (int it = 0; it < PER; ++it) {
-      const int e = c.tid + it * kThreads;
-      const int r = c.unit_rows ? e % TS : e / TS, col = c.unit_rows ? e / TS : e % TS;
-      if (col < ncols && col <= r && r < mj) at(c0 + r, c0 + col) = c.s[r * LD + col];
+      int r, col;
+      staged_elem(c, it, r, col);
+      if (col < ncols && (!lower || col <= r) && r < mi) at(r0 + r, c0 + col) = c.s[r * LD + col];
     }
   }
 
-  // Right-looking on a 16-column panel held by a warp, a row per lane: lanes 0-15 hold the
-  // panel's diagonal block, lanes 16-31 rows below it. The column is scaled by rsqrt of the
-  // pivot (no division on the chain); the diagonal entry is sqrt. Returns the 1-based failing
-  // column of the panel, or 0.
-  __device__ static int warp_panel(const int lane, T (&x)[16]) {
-    // This lane's pivot, if it holds one: its square root (the diagonal entry) is taken after
-    // the loop, off the dependence chain (sqrt has a slow-path branch that would stall it).
-    T dp = T(1);
-    int fail = 0;
+  // A 16-column panel held by a warp, a row per lane: lanes 0-15 hold the panel's diagonal
+  // block (zero above it), lanes 16-31 rows below it. By two 8-column halves: every lane reads
+  // the half's 8 x 8 diagonal block (from the tile for the first half, from the warp's buffer
+  // e for the second) and factors it in its own registers, then solves its row against it:
+  // no shuffle between pivots, and the chain from one pivot to the next is an rsqrt, a
+  // multiply and a multiply-add (it was ~270 cycles per pivot with a shuffle broadcast). The
+  // solve applies the half's columns in the factor's order, so lanes 0-15 reproduce the
+  // register factor's entries bit for bit. Off-diagonal entries are scaled by rsqrt of the
+  // pivot, the diagonal entry is sqrt. Returns the 1-based failing column of the panel, or 0
+  // (columns before it finished).
+  __device__ static int warp_panel(const int lane, T (&x)[16], const T* const d0, T* const e) {
+    T dp = T(1);  // this lane's pivot (lanes 0-15)
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
-      const T d = __shfl_sync(0xffffffffu, x[k], k);
-      if (!usable_pivot(d)) {  // d is the same in every lane
-        fail = k + 1;
-        break;
+    for (int h = 0; h < 2; ++h) {
+      const T* const blk = h == 0 ? d0 : e + 64;
+      const int ld = h == 0 ? LD : 8;
+      T a[8][8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j <= i; ++j) a[i][j] = blk[i * ld + j];
+      T r[8];
+      int fail = 0;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {  // the failure test is off the chain: checked after
+        const T d = a[k][k];
+        if (fail == 0 && !usable_pivot(d)) fail = k + 1;
+        if (lane == 8 * h + k) dp = d;
+        r[k] = rsqrt(d);
+#pragma unroll
+        for (int i = k + 1; i < 8; ++i) a[i][k] *= r[k];
+#pragma unroll
+        for (int i = k + 1; i < 8; ++i)
+#pragma unroll
+          for (int j = k + 1; j <= i; ++j) a[i][j] -= a[i][k] * a[j][k];
       }
-      const T r = rsqrt(d);
-      if (lane == k) dp = d;
-      x[k] *= r;  // the pivot's own lane gets d * r here, sqrt(d) below
 #pragma unroll
-      for (int j = k + 1; j < 16; ++j) x[j] -= x[k] * __shfl_sync(0xffffffffu, x[k], j);
+      for (int k = 0; k < 8; ++k) {  // columns before a failure come out right regardless
+        x[8 * h + k] *= r[k];
+#pragma unroll
+        for (int j = k + 1; j < 8; ++j) x[8 * h + j] -= x[8 * h + k] * a[j][k];
+      }
+      // A failure is uniform over the warp (same operands, same instructions).
+      if (fail || h == 1) {
+        const T dg = sqrt(dp);
+#pragma unroll
+        for (int q = 0; q < 16; ++q)
+          if (lane == q) x[q] = dg;
+        return fail ? 8 * h + fail : 0;
+      }
+      // Rows 8-15's first half to every lane, which then updates its second half with it;
+      // rows 8-15's updated second half (the next diagonal block) back through e.
+      if (lane >= 8 && lane < 16)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) e[(lane - 8) * 8 + k] = x[k];
+      __syncwarp();
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) x[8 + j] -= x[k] * e[j * 8 + k];
+      if (lane >= 8 && lane < 16)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (j <= lane - 8) e[64 + (lane - 8) * 8 + j] = x[8 + j];
+      __syncwarp();
     }
-    const T dg = sqrt(dp);
-#pragma unroll
-    for (int k = 0; k < 16; ++k)
-      if (lane == k && (fail == 0 || k < fail - 1)) x[k] = dg;
-    return fail;
+    return 0;
   }
 #endif
 };
@@ -951,6 +1046,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.info = info;
   f.ctr = work.ctr.data();
   f.flags = work.flags.data();
+  f.part = reinterpret_cast<T*>(work.part.data());
   f.trace = trace;
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
   if constexpr (host) {
