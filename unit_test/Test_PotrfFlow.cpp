@@ -113,6 +113,31 @@ TYPED_TEST(PotrfFlow, NonUnitStride) {
   check_factor<T>(a, to_host(d), Uplo::Lower);
 }
 
+// Double tile updates run on the tensor cores where the device has them (mma.sync) and as
+// plain multiply-adds otherwise: both paths, with a failure, whatever the device default.
+TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
+  using T = TypeParam;
+  struct Restore {  // the knob goes back even when an assertion returns early
+    int saved = impl::FlowKnobs::get().mma;
+    ~Restore() { impl::FlowKnobs::get().mma = saved; }
+  } restore;
+  for (const int mma : {0, 1}) {
+    impl::FlowKnobs::get().mma = mma;
+    for (const int n : {65, 200, 1000})
+      for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {
+        SCOPED_TRACE(describe(o, n, Uplo::Lower) + " mma=" + std::to_string(mma));
+        const Dense a = random_spd<T>(n, 4242u + n);
+        auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), 0);
+        check_factor<T>(a, to_host(d), Uplo::Lower);
+        Dense bad = dominant_spd<T>(n, 9u);
+        bad(n - 2, n - 2) = -1;
+        auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), n - 1);
+      }
+  }
+}
+
 // A non-positive or NaN pivot in the first, a middle and the last tile column / panel: info
 // is exactly the first failing minor, the columns before it are the factor's, and the next
 // call on the same stream (the counters and flags reset themselves) succeeds.

@@ -234,6 +234,11 @@ void trace_all(const std::vector<int>& sizes) {
     bl.algo = Algo::Blocked;
     bl.block_size = 512;
     trace_one<double>("Blocked nb512 dataflow panels", n, bl);
+    if (n > kolesky::impl::kFlowWholeMax) {
+      kolesky::PotrfOptions fl;
+      fl.algo = Algo::Dataflow;
+      trace_one<double>("Dataflow (one launch)", n, fl);
+    }
     trace_one<float>("Default", n, {});
   }
 }
@@ -679,6 +684,8 @@ int main(int argc, char** argv) {
       trace = true;
     else if (std::strncmp(argv[i], "--panel-teams=", 14) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
+    else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob
+      kolesky::impl::FlowKnobs::get().mma = std::atoi(argv[i] + 11);
     else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
       kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else

@@ -116,14 +116,21 @@ struct FlowPotrf {
   static constexpr int LD = TS + 1;     // padded row of a staged tile
   static constexpr int kThreads = 256;  // CUDA team
   static constexpr int XLD = 17;        // row of the chain solve's column-block buffer
-  // Scratch: two KB x TS operand chunks, or one TS x LD tile; then TS reciprocals; then the
-  // chain solve's TS x 16 column block (43 KB in double, under the 48 KB every Kokkos allows).
-  static constexpr int kTileElems = 2 * KB * TS > TS * LD ? 2 * KB * TS : TS * LD;
+  // Row of a staged k-chunk (k-major): the 4 padding elements put the four k rows a
+  // tensor-core fragment load touches in different banks.
+  static constexpr int KLD = TS + 4;
+  // Scratch: two KB x KLD operand chunks, or one TS x LD tile; then TS reciprocals; then the
+  // chain solve's TS x 16 column block (44 KB in double, under the 48 KB every Kokkos allows).
+  static constexpr int kTileElems = 2 * KB * KLD > TS * LD ? 2 * KB * KLD : TS * LD;
+  // Tile updates on the FP64 tensor cores (mma.sync m8n8k4, sm_80 and later): double only
+  // (float has no tensor-core format of its own precision).
+  static constexpr bool kMmaType = std::is_same<T, double>::value;
   static constexpr int kScratchElems = kTileElems + TS + TS * XLD;
 
   T* a;
   std::ptrdiff_t rs, cs;
   int n, nt, j0, j1, ntasks, nteams;
+  bool mma = false;  // tile updates by DMMA (set only where kMmaType and the device has it)
   int* info;
   int* ctr;
   unsigned* flags;
@@ -452,56 +459,137 @@ struct FlowPotrf {
   __device__ bool update(const Member& member, const Ctx& c, T (&acc)[4][4], const int i,
                          const int jr, const int kend, const bool diag) const {
     const int r0 = i * TS, c0 = jr * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
-    for (int k = j0; k < kend; ++k) {
-      if (c.tid == 0) c.sh[1] = wait(flag(i, k), c.want) && (diag || wait(flag(jr, k), c.want));
-      member.team_barrier();
-      if (c.sh[1] == 0) return false;
+    const bool use_mma = kMmaType && mma;
+    T dm[16];
+#pragma unroll
+    for (int e = 0; e < 16; ++e) dm[e] = T(0);
+    if (kend <= j0) return true;
+    T* const as = c.s;
+    T* const bs = diag ? c.s : c.s + KB * KLD;
+    // The operands go through registers (all of a chunk's loads in flight at once; a
+    // load-then-store loop would wait out the L2 latency per element), and the next chunk's
+    // loads are issued before this chunk is multiplied: the second half of tile column k
+    // while the first is multiplied, and the first half of k + 1 while the second is, when
+    // tiles (i, k + 1) and (jr, k + 1) are already published (polled, not waited for).
+    constexpr int PER = KB * TS / kThreads;
+    T va[PER], vb[PER];
+    const auto fetch = [&](const int k, const int q0) {
       const int kc = k * TS, kb = imin(TS, n - kc);
-      T* const as = c.s;
-      T* const bs = diag ? c.s : c.s + KB * TS;
-      // Both k-chunks' operands are loaded into registers first (all loads in flight at once;
-      // a load-then-store loop would wait out the L2 latency per element), the second chunk's
-      // while the first is being multiplied.
-      constexpr int PER = KB * TS / kThreads;
-      T va[PER], vb[PER];
-      const auto fetch = [&](const int q0) {
 #pragma unroll
-        for (int it = 0; it < PER; ++it) {
-          const int e = c.tid + it * kThreads;
-          const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
-          const bool kin = q0 + q < kb;
-          va[it] = (r < mi && kin) ? load_shared_global(&at(r0 + r, kc + q0 + q)) : T(0);
-          vb[it] = (!diag && r < mj && kin) ? load_shared_global(&at(c0 + r, kc + q0 + q)) : T(0);
-        }
-      };
-      fetch(0);
+      for (int it = 0; it < PER; ++it) {
+        const int e = c.tid + it * kThreads;
+        const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
+        const bool kin = q0 + q < kb;
+        va[it] = (r < mi && kin) ? load_shared_global(&at(r0 + r, kc + q0 + q)) : T(0);
+        vb[it] = (!diag && r < mj && kin) ? load_shared_global(&at(c0 + r, kc + q0 + q)) : T(0);
+      }
+    };
+    // Thread 0 waits (or, polling, looks once) for column k's operands: c.sh[1] = 1 ready,
+    // 0 a failure, 2 not yet published.
+    const auto deps = [&](const int k, const bool poll) {
+      if (c.tid == 0) {
+        if (poll && !(read_flag(flag(i, k)) == c.want && (diag || read_flag(flag(jr, k)) == c.want)))
+          c.sh[1] = 2;
+        else
+          c.sh[1] = wait(flag(i, k), c.want) && (diag || wait(flag(jr, k), c.want));
+      }
+      member.team_barrier();
+      return c.sh[1];
+    };
+    if (deps(j0, false) == 0) return false;
+    fetch(j0, 0);
+    int k = j0, q0 = 0;
 #pragma unroll 1
-      for (int q0 = 0; q0 < TS; q0 += KB) {
+    for (;;) {
 #pragma unroll
-        for (int it = 0; it < PER; ++it) {
-          const int e = c.tid + it * kThreads;
-          const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
-          as[q * TS + r] = va[it];
-          if (!diag) bs[q * TS + r] = vb[it];
-        }
-        member.team_barrier();
-        if (q0 + KB < TS) fetch(q0 + KB);
+      for (int it = 0; it < PER; ++it) {
+        const int e = c.tid + it * kThreads;
+        const int r = c.unit_rows ? e % TS : e / KB, q = c.unit_rows ? e / TS : e % KB;
+        as[q * KLD + r] = va[it];
+        if (!diag) bs[q * KLD + r] = vb[it];
+      }
+      member.team_barrier();
+      const int nk = q0 + KB < TS ? k : k + 1, nq = q0 + KB < TS ? q0 + KB : 0;
+      const bool more = nk < kend;
+      bool fetched = false;
+      if (more && (nk == k || deps(nk, true) == 1)) {
+        fetch(nk, nq);
+        fetched = true;
+      }
+      if (use_mma) {
+        mma_chunk(c, dm, as, bs);
+      } else {
 #pragma unroll 8
         for (int q = 0; q < KB; ++q) {
           T av[4], bv[4];
 #pragma unroll
-          for (int x = 0; x < 4; ++x) av[x] = as[q * TS + c.tr + 16 * x];
+          for (int x = 0; x < 4; ++x) av[x] = as[q * KLD + c.tr + 16 * x];
 #pragma unroll
-          for (int y = 0; y < 4; ++y) bv[y] = bs[q * TS + c.tc + 16 * y];
+          for (int y = 0; y < 4; ++y) bv[y] = bs[q * KLD + c.tc + 16 * y];
 #pragma unroll
           for (int x = 0; x < 4; ++x)
 #pragma unroll
             for (int y = 0; y < 4; ++y) acc[x][y] -= av[x] * bv[y];
         }
-        member.team_barrier();
       }
+      member.team_barrier();
+      if (!more) break;
+      if (!fetched) {
+        if (deps(nk, false) == 0) return false;
+        fetch(nk, nq);
+      }
+      k = nk;
+      q0 = nq;
+    }
+    if (use_mma && kend > j0) {  // the tensor-core layout's sum into acc, through scratch
+      const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int f = 0; f < 4; ++f)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            c.s[(16 * (w >> 1) + 8 * m + g) * LD + 32 * (w & 1) + 8 * f + 2 * tq + e] =
+                dm[(m * 4 + f) * 2 + e];
+      member.team_barrier();
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) acc[x][y] += c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y];
+      member.team_barrier();
     }
     return true;
+  }
+
+  // dm -= the chunk's product on the FP64 tensor cores. Warp w owns rows 16 (w / 2) + [0, 16)
+  // and columns 32 (w % 2) + [0, 32) of the tile: 2 x 4 fragments of 8 x 8, dm[(m 4 + f) 2 + e]
+  // at row 8m + lane / 4, column 8f + 2 (lane % 4) + e. Per 4-wide k step a lane loads 2 A and
+  // 4 B elements (conflict-free with KLD) for 8 DMMAs.
+  __device__ void mma_chunk(const Ctx& c, T (&dm)[16], const T* as, const T* bs) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (kMmaType) {
+      const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+      const T* const pa = as + tq * KLD + 16 * (w >> 1) + g;
+      const T* const pb = bs + tq * KLD + 32 * (w & 1) + g;
+#pragma unroll 4
+      for (int q = 0; q < KB; q += 4) {
+        double a[2], b[4];
+#pragma unroll
+        for (int m = 0; m < 2; ++m) a[m] = -pa[q * KLD + 8 * m];
+#pragma unroll
+        for (int f = 0; f < 4; ++f) b[f] = pb[q * KLD + 8 * f];
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+          for (int f = 0; f < 4; ++f)
+            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                         : "+d"(dm[(m * 4 + f) * 2]), "+d"(dm[(m * 4 + f) * 2 + 1])
+                         : "d"(a[m]), "d"(b[f]));
+      }
+    }
+#else
+    (void)c, (void)dm, (void)as, (void)bs;
+#endif
   }
 
   // Element it of this thread's share of a staged tile: consecutive threads along the
@@ -992,10 +1080,12 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
   return flow_tasks(nt, j0, j1) + 3 * (j1 - j0) + 1;
 }
 
-// Measurement knobs (perf_test sets them; 0 = the library's choice): teams of a dataflow
-// launch that runs beside the trailing update (a lookahead panel).
+// Measurement knobs (perf_test sets them): teams of a dataflow launch that runs beside the
+// trailing update (a lookahead panel; 0 = the library's choice), and whether double tile
+// updates use the tensor cores where the device has them (1, the default) or not (0).
 struct FlowKnobs {
   int panel_teams = 0;
+  int mma = 1;
   static FlowKnobs& get() {
     static FlowKnobs k;
     return k;
@@ -1048,6 +1138,10 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.flags = work.flags.data();
   f.part = reinterpret_cast<T*>(work.part.data());
   f.trace = trace;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+    f.mma = F::kMmaType && FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
+#endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
   if constexpr (host) {
     Kokkos::parallel_for("kolesky::potrf_flow", Kokkos::TeamPolicy<Exec>(exec, f.nteams, 1), f);
