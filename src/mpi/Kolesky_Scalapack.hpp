@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -459,19 +460,20 @@ ScalapackResult posv(const Grid& grid, const Uplo uplo, const Descriptor& desc_a
 
 namespace impl {
 
-// Copies between the full matrix (host View, any layout) and process (prow, pcol)'s piece,
-// column-major at `p` with leading dimension ld, a run of up to mb rows at a time.
+// Copies between the full matrix (host View, any layout) and local columns [c0, c1) of
+// process (prow, pcol)'s piece, column-major at `p` (column c0 first) with leading dimension
+// ld, a run of up to mb rows at a time.
 template <bool ToPiece, class Full, class P>
 void pack_piece(const Full& full, const Descriptor& d, const int prow, const int pcol,
-                const Grid& grid, P* p, const int ld) {
-  const int lr = d.local_rows_of(prow), lc = d.local_cols_of(pcol);
+                const Grid& grid, P* p, const int ld, const int c0, const int c1) {
+  const int lr = d.local_rows_of(prow);
   const int mb = d.row_block(), nb = d.col_block(), rs = d.row_source(), cs = d.col_source();
   const int nprow = grid.nprow(), npcol = grid.npcol();
   Kokkos::parallel_for("kolesky::mpi::pack_piece",
-                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, lc),
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(c0, c1),
                        [=](const int jl) {
                          const std::int64_t j = global_index(jl, nb, pcol, cs, npcol);
-                         P* col = p + std::ptrdiff_t(jl) * ld;
+                         P* col = p + std::ptrdiff_t(jl - c0) * ld;
                          for (int il = 0; il < lr; il += mb) {
                            const std::int64_t i0 = global_index(il, mb, prow, rs, nprow);
                            const int len = lr - il < mb ? lr - il : mb;
@@ -482,6 +484,30 @@ void pack_piece(const Full& full, const Descriptor& d, const int prow, const int
                          }
                        });
   Kokkos::DefaultHostExecutionSpace().fence();
+}
+
+// Pieces travel in slabs of whole local columns, about kSlabBytes each: the root packs (or
+// unpacks) one while the previous one is in flight, through two buffers it reuses, instead of
+// allocating (and page-faulting) a copy of the matrix.
+constexpr std::size_t kSlabBytes = std::size_t(4) << 20;
+
+struct Slab {
+  int rank, prow, pcol, c0, c1;
+};
+
+// Every piece's slabs but `me`'s, process by process.
+inline std::vector<Slab> slabs(const Grid& grid, const Descriptor& d, const int me,
+                               const std::size_t elem) {
+  std::vector<Slab> v;
+  for (int pr = 0; pr < grid.nprow(); ++pr)
+    for (int pc = 0; pc < grid.npcol(); ++pc) {
+      const int r = grid.rank_of(pr, pc), lr = d.local_rows_of(pr), lc = d.local_cols_of(pc);
+      if (r == me || std::int64_t(lr) * lc == 0) continue;
+      const std::size_t per = kSlabBytes / (std::size_t(lr) * elem);
+      const int w = per < 1 ? 1 : per > std::size_t(lc) ? lc : int(per);
+      for (int c0 = 0; c0 < lc; c0 += w) v.push_back({r, pr, pc, c0, c0 + w < lc ? c0 + w : lc});
+    }
+  return v;
 }
 
 // One local column of `rows` elements, spaced `ld` apart: a piece is `cols` of them.
@@ -529,34 +555,41 @@ void scatter(const Grid& grid, const int root, const FullView& full, const Descr
               }));
   const auto mine = Kokkos::create_mirror_view(local);  // local itself when on the host
   const int ld = impl::leading_dim(mine);
+  const auto jobs = impl::slabs(grid, desc, me, sizeof(T));
   if (me == root) {
     const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), full);
-    std::vector<std::vector<T>> bufs;
-    std::vector<MPI_Request> reqs;
-    bufs.reserve(std::size_t(grid.nprow()) * grid.npcol());
-    for (int pr = 0; pr < grid.nprow(); ++pr)
-      for (int pc = 0; pc < grid.npcol(); ++pc) {
-        const int dest = grid.rank_of(pr, pc);
-        const int lr = desc.local_rows_of(pr), lc = desc.local_cols_of(pc);
-        if (std::int64_t(lr) * lc == 0) continue;
-        if (dest == me) {
-          impl::pack_piece<true>(h, desc, pr, pc, grid, mine.data(), ld);
-          continue;
-        }
-        bufs.emplace_back(std::size_t(lr) * lc);
-        impl::pack_piece<true>(h, desc, pr, pc, grid, bufs.back().data(), lr);
-        const impl::Type col(impl::column_type<T>(lr, lr));
-        reqs.emplace_back();
-        impl::check(
-            MPI_Isend(bufs.back().data(), lc, col.get(), dest, impl::kPieceTag, comm, &reqs.back()),
-            "MPI_Isend");
-      }
-    impl::check(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    std::size_t cap = 0;
+    for (const auto& j : jobs)
+      cap = std::max(cap, std::size_t(desc.local_rows_of(j.prow)) * std::size_t(j.c1 - j.c0));
+    std::vector<T> buf[2] = {std::vector<T>(cap), std::vector<T>(cap)};
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const impl::Slab& j = jobs[k];
+      const int lr = desc.local_rows_of(j.prow), b = int(k % 2);
+      impl::check(MPI_Wait(&req[b], MPI_STATUS_IGNORE), "MPI_Wait");
+      impl::pack_piece<true>(h, desc, j.prow, j.pcol, grid, buf[b].data(), lr, j.c0, j.c1);
+      const impl::Type col(impl::column_type<T>(lr, lr));
+      impl::check(
+          MPI_Isend(buf[b].data(), j.c1 - j.c0, col.get(), j.rank, impl::kPieceTag, comm, &req[b]),
+          "MPI_Isend");
+    }
+    if (grid.in_grid() && std::int64_t(desc.local_rows()) * desc.local_cols() > 0)
+      impl::pack_piece<true>(h, desc, grid.myrow(), grid.mycol(), grid, mine.data(), ld, 0,
+                             desc.local_cols());
+    impl::check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
   } else if (grid.in_grid() && std::int64_t(desc.local_rows()) * desc.local_cols() > 0) {
+    // This rank's slabs straight into its piece, in the order root sends them.
+    const auto all = impl::slabs(grid, desc, root, sizeof(T));
     const impl::Type col(impl::column_type<T>(desc.local_rows(), ld));
-    impl::check(MPI_Recv(mine.data(), desc.local_cols(), col.get(), root, impl::kPieceTag, comm,
-                         MPI_STATUS_IGNORE),
-                "MPI_Recv");
+    std::vector<MPI_Request> reqs;
+    for (const auto& j : all) {
+      if (j.rank != me) continue;
+      reqs.emplace_back();
+      impl::check(MPI_Irecv(mine.data() + std::ptrdiff_t(j.c0) * ld, j.c1 - j.c0, col.get(), root,
+                            impl::kPieceTag, comm, &reqs.back()),
+                  "MPI_Irecv");
+    }
+    impl::check(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   }
   if (!impl::on_host<LocalView>()) Kokkos::deep_copy(local, mine);
 }
@@ -584,44 +617,45 @@ void gather(const Grid& grid, const int root, const Descriptor& desc, const Loca
   const int ld = impl::leading_dim(mine);
   if (me == root) {
     const auto h = Kokkos::create_mirror_view(full);
-    struct Piece {
-      int prow, pcol;
-      std::vector<T> buf;
+    const auto jobs = impl::slabs(grid, desc, me, sizeof(T));
+    std::size_t cap = 0;
+    for (const auto& j : jobs)
+      cap = std::max(cap, std::size_t(desc.local_rows_of(j.prow)) * std::size_t(j.c1 - j.c0));
+    std::vector<T> buf[2] = {std::vector<T>(cap), std::vector<T>(cap)};
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    const auto post = [&](const std::size_t k) {
+      const impl::Slab& j = jobs[k];
+      const int lr = desc.local_rows_of(j.prow);
+      const impl::Type col(impl::column_type<T>(lr, lr));
+      impl::check(MPI_Irecv(buf[k % 2].data(), j.c1 - j.c0, col.get(), j.rank, impl::kPieceTag,
+                            comm, &req[k % 2]),
+                  "MPI_Irecv");
     };
-    std::vector<Piece> pieces;
-    std::vector<MPI_Request> reqs;
-    pieces.reserve(std::size_t(grid.nprow()) * grid.npcol());
-    for (int pr = 0; pr < grid.nprow(); ++pr)
-      for (int pc = 0; pc < grid.npcol(); ++pc) {
-        const int src = grid.rank_of(pr, pc);
-        const int lr = desc.local_rows_of(pr), lc = desc.local_cols_of(pc);
-        if (std::int64_t(lr) * lc == 0) continue;
-        if (src == me) {
-          impl::pack_piece<false>(h, desc, pr, pc, grid, mine.data(), ld);
-          continue;
-        }
-        pieces.push_back({pr, pc, std::vector<T>(std::size_t(lr) * lc)});
-        const impl::Type col(impl::column_type<T>(lr, lr));
-        reqs.emplace_back();
-        impl::check(MPI_Irecv(pieces.back().buf.data(), lc, col.get(), src, impl::kPieceTag, comm,
-                              &reqs.back()),
-                    "MPI_Irecv");
-      }
-    // Unpack each piece as it lands.
-    for (std::size_t k = 0; k < reqs.size(); ++k) {
-      int which = 0;
-      impl::check(MPI_Waitany(int(reqs.size()), reqs.data(), &which, MPI_STATUS_IGNORE),
-                  "MPI_Waitany");
-      Piece& p = pieces[which];
-      impl::pack_piece<false>(h, desc, p.prow, p.pcol, grid, p.buf.data(),
-                              desc.local_rows_of(p.prow));
-      std::vector<T>().swap(p.buf);
+    if (!jobs.empty()) post(0);
+    if (grid.in_grid() && std::int64_t(desc.local_rows()) * desc.local_cols() > 0)
+      impl::pack_piece<false>(h, desc, grid.myrow(), grid.mycol(), grid, mine.data(), ld, 0,
+                              desc.local_cols());
+    // Unpack slab k while slab k + 1 lands in the other buffer.
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      if (k + 1 < jobs.size()) post(k + 1);
+      impl::check(MPI_Wait(&req[k % 2], MPI_STATUS_IGNORE), "MPI_Wait");
+      const impl::Slab& j = jobs[k];
+      impl::pack_piece<false>(h, desc, j.prow, j.pcol, grid, buf[k % 2].data(),
+                              desc.local_rows_of(j.prow), j.c0, j.c1);
     }
     Kokkos::deep_copy(full, h);
   } else if (grid.in_grid() && std::int64_t(desc.local_rows()) * desc.local_cols() > 0) {
+    const auto all = impl::slabs(grid, desc, root, sizeof(T));
     const impl::Type col(impl::column_type<T>(desc.local_rows(), ld));
-    impl::check(MPI_Send(mine.data(), desc.local_cols(), col.get(), root, impl::kPieceTag, comm),
-                "MPI_Send");
+    std::vector<MPI_Request> reqs;
+    for (const auto& j : all) {
+      if (j.rank != me) continue;
+      reqs.emplace_back();
+      impl::check(MPI_Isend(mine.data() + std::ptrdiff_t(j.c0) * ld, j.c1 - j.c0, col.get(), root,
+                            impl::kPieceTag, comm, &reqs.back()),
+                  "MPI_Isend");
+    }
+    impl::check(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   }
 }
 

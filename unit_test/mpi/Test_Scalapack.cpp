@@ -129,6 +129,37 @@ TYPED_TEST(Scalapack, ScatterGatherRoundTrip) {
     }
 }
 
+// Pieces larger than a slab (4 MiB) travel in several messages; remote pieces only (a rank's
+// own piece is copied in place).
+TYPED_TEST(Scalapack, ScatterGatherLargePiecesInSlabs) {
+  using T = TypeParam;
+  if (this->size() < 2) GTEST_SKIP() << "needs a remote piece";
+  const int m = 2000, n = 1200;
+  const Dense a = random_matrix(m, n, 9);
+  for (auto g : {std::make_pair(1, 2), std::make_pair(2, 1)}) {
+    mpi::Grid grid(MPI_COMM_WORLD, g.first, g.second);
+    const mpi::Descriptor d(grid, m, n, 64, 32);
+    const int root = this->size() - 1;
+    const Piece<T> full = this->rank() == root ? full_of<T>(a) : Piece<T>();
+    Piece<T> piece("piece", d.local_rows(), d.local_cols());
+    mpi::scatter(grid, root, full, d, piece);
+    for (int c = 0; c < d.local_cols(); c += 97) {
+      const int j = (c / 32 * g.second + grid.mycol()) * 32 + c % 32;
+      for (int r = 0; r < d.local_rows(); r += 13) {
+        const int i = (r / 64 * g.first + grid.myrow()) * 64 + r % 64;
+        EXPECT_TRUE(same_bits(piece(r, c), T(a(i, j)))) << r << "," << c;
+      }
+    }
+    Piece<T> back("back", this->rank() == root ? m : 0, this->rank() == root ? n : 0);
+    mpi::gather(grid, root, d, piece, back);
+    if (this->rank() != root) continue;
+    int bad = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) bad += !same_bits(back(i, j), T(a(i, j)));
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 // potrf on the distributed matrix, gathered and checked: ||A - L L^T|| / (n ||A|| eps) < 30,
 // as LAPACK's own factor of the same matrix is.
 template <class T, class MakePiece>
