@@ -168,13 +168,14 @@ int run_batch_layout(const Args& a, const int rank, const int size) {
     }
     const double t = median(tf), flops = double(total) * double(n) * n * n / 3.0;
     std::printf(
-        "{\"mode\": \"batch\", \"ranks\": %d, \"threads_per_rank\": %d, \"layout\": \"%s\", "
+        "{\"mode\": \"batch\", \"scaling\": \"%s\", \"ranks\": %d, \"threads_per_rank\": %d, "
+        "\"layout\": \"%s\", "
         "\"kernel\": \"%s\", \"n\": %d, \"total\": %lld, \"per_rank_max\": %lld, \"reps\": %d, "
         "\"potrf_s\": %.6f, \"matrices_per_s\": %.4e, \"gflops\": %.3f, \"scatter_s\": %.6f, "
         "\"gather_s\": %.6f, \"check\": \"%s\"}\n",
-        size, threads(), a.layout.c_str(), a.kernel.c_str(), n, (long long)total,
-        (long long)split.count(0), a.reps, t, double(total) / t, flops / t * 1e-9, median(ts),
-        median(tg), bad ? "FAILED" : "ok");
+        a.total > 0 ? "strong" : "weak", size, threads(), a.layout.c_str(), a.kernel.c_str(), n,
+        (long long)total, (long long)split.count(0), a.reps, t, double(total) / t, flops / t * 1e-9,
+        median(ts), median(tg), bad ? "FAILED" : "ok");
     std::fflush(stdout);
   }
   MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
