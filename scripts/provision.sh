@@ -19,7 +19,8 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. Debian packages (only what is missing).
 pkgs=(g++ cmake make patch xz-utils dpkg-dev libopenblas-dev libopenblas-openmp-dev liblapack-dev libgtest-dev libbenchmark-dev zlib1g-dev
-      python3-matplotlib libcli11-dev libglpk-dev glpk-utils clang libfuzzer-14-dev)
+      python3-matplotlib libcli11-dev libglpk-dev glpk-utils clang libfuzzer-14-dev
+      libopenmpi-dev openmpi-bin libscalapack-openmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

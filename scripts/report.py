@@ -603,6 +603,120 @@ def batched_kernels_section(be, data_files):
     return "".join(out)
 
 
+def _jsonl(path):
+    return [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+
+
+def _median_runs(rows):
+    """The same configuration run several times (rounds interleaved with the others, against a
+    noisy machine): one row each, the median of every time, and potrf_s's range."""
+    keys = ("scaling", "layout", "kernel", "n", "total", "ranks", "threads_per_rank")
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
+    out = []
+    for g in groups.values():
+        m = dict(g[0])
+        for f in ("potrf_s", "scatter_s", "gather_s"):
+            v = sorted(r[f] for r in g)
+            m[f] = v[len(v) // 2]
+        m["potrf_range"] = (min(r["potrf_s"] for r in g), max(r["potrf_s"] for r in g))
+        m["runs"] = len(g)
+        m["gflops"] = g[0]["gflops"] * g[0]["potrf_s"] / m["potrf_s"]
+        m["check"] = "ok" if all(r["check"] == "ok" for r in g) else "FAILED"
+        out.append(m)
+    return out
+
+
+def mpi_section(data_dir):
+    """Issue 19's scaling runs (kolesky_bench_mpi, plain timing): the distributed batch and
+    ScaLAPACK, from DATA_DIR/{meta.json, batch.jsonl, scalapack.jsonl}."""
+    meta_path = os.path.join(data_dir, "meta.json")
+    if not os.path.exists(meta_path):
+        return ""
+    meta = json.load(open(meta_path))
+    batch = _median_runs(_jsonl(os.path.join(data_dir, "batch.jsonl")))
+    scal = _jsonl(os.path.join(data_dir, "scalapack.jsonl"))
+    rel = os.path.relpath(data_dir, os.path.join(os.path.dirname(data_dir), "..", ".."))
+    out = ["## Beyond one GPU: MPI ranks (issue 19)\n\n"]
+    for line in meta.get("about", []):
+        out.append(f"- {line}\n")
+    out.append(f"- Data: `{rel}/` (one JSON object per run); commands below.\n\n")
+    # (a) the distributed batch: strong scaling per layout, then weak scaling.
+    strong = [r for r in batch if r.get("scaling") == "strong"]
+    if strong:
+        out.append(f"### Distributed batch: `kolesky::mpi::batched::potrf`, n = {strong[0]['n']} "
+                   f"double, {strong[0]['total']} matrices (strong scaling)\n\n")
+        out.append("Time of the factorization alone (every rank's matrices restored before each "
+                   "run; `MPI_Barrier`, `MPI_Wtime`): the median of three invocations (rounds interleaved with "
+                   "the other rows), each the median of 5 runs; the range is the three invocations'. "
+                   "Efficiency = t(1 rank, 1 thread) / "
+                   "(cores used x t). Scatter from rank 0 and gather back are timed apart.\n\n")
+        out.append("| layout (kernel) | ranks x threads | potrf s | (range) | GFLOP/s | speedup | "
+                   "efficiency | scatter s | gather s |\n|---|---|---|---|---|---|---|---|---|\n")
+        for layout in dict.fromkeys(r["layout"] for r in strong):
+            rows = [r for r in strong if r["layout"] == layout]
+            base = next((r for r in rows if r["ranks"] == 1 and r["threads_per_rank"] == 1), None)
+            if not base:
+                continue
+            kern = meta.get("kernels", {}).get(layout, "")
+            for r in rows:
+                cores = r["ranks"] * r["threads_per_rank"]
+                used = min(cores, meta.get("cores", cores))
+                sp = base["potrf_s"] / r["potrf_s"]
+                note = " (oversubscribed)" if cores > meta.get("cores", cores) else ""
+                out.append(f"| {layout}{' (' + kern + ')' if kern else ''} | {r['ranks']} x "
+                           f"{r['threads_per_rank']}{note} | {r['potrf_s']:.3f} | "
+                           f"{r['potrf_range'][0]:.3f}-{r['potrf_range'][1]:.3f} | {r['gflops']:.2f} | "
+                           f"{sp:.2f} | **{100 * sp / cores:.0f} %**"
+                           f"{f' ({100 * sp / used:.0f} % of the {used} cores)' if used < cores else ''}"
+                           f" | {r['scatter_s']:.3f} | {r['gather_s']:.3f} |\n")
+        out.append("\n")
+    weak = [r for r in batch if r.get("scaling") == "weak" and r["threads_per_rank"] == 1]
+    if weak:
+        per = weak[0]["per_rank_max"]
+        base = next(r for r in weak if r["ranks"] == 1)
+        out.append(f"### Distributed batch: weak scaling, {per} matrices per rank "
+                   f"(n = {base['n']} double, {base['layout']})\n\n")
+        out.append("| ranks | matrices | potrf s | (range) | GFLOP/s | efficiency t(1) / t(R) | "
+                   "scatter s | gather s |\n|---|---|---|---|---|---|---|---|\n")
+        for r in weak:
+            note = " (oversubscribed)" if r["ranks"] > meta.get("cores", r["ranks"]) else ""
+            out.append(f"| {r['ranks']}{note} | {r['total']} | {r['potrf_s']:.3f} | "
+                       f"{r['potrf_range'][0]:.3f}-{r['potrf_range'][1]:.3f} | {r['gflops']:.2f} "
+                       f"| **{100 * base['potrf_s'] / r['potrf_s']:.0f} %** | {r['scatter_s']:.3f} | "
+                       f"{r['gather_s']:.3f} |\n")
+        out.append("\n")
+    # (b) ScaLAPACK against one rank of Kolesky.
+    if scal:
+        out.append("### One matrix through ScaLAPACK: `kolesky::mpi::potrf` (pdpotrf, Lower, "
+                   f"nb = {next(r['nb'] for r in scal if r['mode'] == 'scalapack')})\n\n")
+        out.append("GFLOP/s from n^3/3; conversion = scatter from rank 0 to the block-cyclic pieces "
+                   "plus gather back, as a share of the factorization (median of 3 each). "
+                   "`kolesky::potrf` is the one-rank library on OpenMP (OpenBLAS level 3).\n\n")
+        out.append("| n | routine | ranks x threads | grid | potrf s | GFLOP/s | scatter s | gather s "
+                   "| conversion |\n|---|---|---|---|---|---|---|---|---|\n")
+        for n in sorted(dict.fromkeys(r["n"] for r in scal)):
+            for r in (r for r in scal if r["n"] == n):
+                if r["mode"] == "scalapack":
+                    note = " (oversubscribed)" if r["ranks"] > meta.get("cores", r["ranks"]) else ""
+                    out.append(f"| {n} | ScaLAPACK | {r['ranks']} x {r['threads_per_rank']}{note} | "
+                               f"{r['grid']} | {r['potrf_s']:.2f} | {r['gflops']:.1f} | "
+                               f"{r['scatter_s']:.3f} | {r['gather_s']:.3f} | "
+                               f"**{r['conversion_pct']:.1f} %** |\n")
+                else:
+                    out.append(f"| {n} | kolesky::potrf | 1 x {r['threads']} | - | {r['potrf_s']:.2f} "
+                               f"| {r['gflops']:.1f} | - | - | - |\n")
+        out.append("\n")
+    if meta.get("commands"):
+        out.append("Commands (from `build/`, after `bash scripts/test.sh`):\n\n```sh\n")
+        out.extend(c + "\n" for c in meta["commands"])
+        out.append("```\n\n")
+    for line in meta.get("notes", []):
+        out.append(line + "\n\n")
+    return "".join(out)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -649,7 +763,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default=os.path.join(repo, "docs", "data", "report"))
     p.add_argument("--docs", default=os.path.join(repo, "docs"))
+    p.add_argument("--mpi-section", action="store_true",
+                   help="print only the MPI section (issue 19's data) and exit")
     a = p.parse_args()
+    if a.mpi_section:
+        sys.stdout.write(mpi_section(os.path.join(repo, "docs", "data", "issue19")))
+        return 0
     dirs = sorted(d for d in glob.glob(os.path.join(a.data, "*")) if os.path.isdir(d))
     if not dirs:
         print(f"report: no sweep data under {a.data}", file=sys.stderr)
@@ -679,6 +798,7 @@ def main():
                 body.append(batched_kernels_section(be, [os.path.join(
                     repo, "docs", "data", "issue16", f) for f in (
                         "warpstaged_round3_perf_batched.json", "block_round2_perf_batched.json")]))
+    body.append(mpi_section(os.path.join(repo, "docs", "data", "issue19")))
     out = os.path.join(a.docs, "performance.md")
     os.makedirs(a.docs, exist_ok=True)
     open(out, "w").write("".join(body))

@@ -14,6 +14,24 @@ using Kokkos::sqrt;
 using Kokkos::Experimental::sqrt;
 #endif
 
+// Kokkos::initialize on one GPU (kolesky::mpi::initialize_kokkos passes each rank's): Kokkos
+// 3.4 takes it in InitArguments::device_id, 3.7 and later in
+// InitializationSettings::set_device_id. Host-only builds have no device to choose.
+inline void initialize_on_device(const int device_id) {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+#if KOKKOS_VERSION >= 30700
+  Kokkos::initialize(Kokkos::InitializationSettings().set_device_id(device_id));
+#else
+  Kokkos::InitArguments args;
+  args.device_id = device_id;
+  Kokkos::initialize(args);
+#endif
+#else
+  (void)device_id;
+  Kokkos::initialize();
+#endif
+}
+
 template <class T>
 struct FloatLimits;
 template <>
