@@ -459,7 +459,13 @@ struct FlowPotrf {
   __device__ bool update(const Member& member, const Ctx& c, T (&acc)[4][4], const int i,
                          const int jr, const int kend, const bool diag) const {
     const int r0 = i * TS, c0 = jr * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
+    // The device code's own architecture decides too: a build for an older one run on a newer
+    // device (PTX JIT) has no mma_chunk.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const bool use_mma = kMmaType && mma;
+#else
+    const bool use_mma = false;
+#endif
     T dm[16];
 #pragma unroll
     for (int e = 0; e < 16; ++e) dm[e] = T(0);
