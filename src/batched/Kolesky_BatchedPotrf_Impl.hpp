@@ -6,6 +6,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#if defined(__AVX__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_Types.hpp"
@@ -462,6 +466,9 @@ void launch_team_rows(const Exec& exec, const Uplo uplo, const Batch& a, const I
 // they only travel between inlined helpers of this translation unit, so the ABI is moot.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12 misreads the row loops of potrf_lanes once the vector pivot is inlined (it claims an
+// iteration near INT_MAX of `k < j`, where j < n <= INT_MAX - 2).
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
 #define KOLESKY_IMPL_PSABI_PUSHED 1
 // GCC/Clang vector extensions: one C-wide vector per entry. Loads and stores go through
 // memcpy (unaligned moves): an interleaved batch of any count puts an entry's lanes at any
@@ -482,13 +489,31 @@ struct LaneVec {
 #ifdef KOLESKY_IMPL_LANES_VECTOR
 // d <- sqrt(d) lane by lane; a lane whose pivot is unusable records column j + 1 (if it has
 // not failed before) and carries on with 1. By reference: vectors by value draw -Wpsabi.
+// The usual case (every lane usable) is one vector compare and one vector sqrt: per lane, a
+// scalar sqrt and its reinsertion cost as much as the column's FMAs at n = 32.
 template <int C, class V>
 inline void lanes_pivot(V& d, const int j, int* inf) {
-  for (int l = 0; l < C; ++l) {
-    const bool ok = usable_pivot(d[l]);
-    inf[l] = (inf[l] == 0 && !ok) ? j + 1 : inf[l];
-    d[l] = ok ? kolesky::impl::sqrt(d[l]) : decltype(d[l] + 0)(1);
+  using T = decltype(d[0] + 0);
+  const auto ok = (d > T(0)) & (d <= kolesky::impl::FloatLimits<T>::max);
+  bool all = true;
+  for (int l = 0; l < C; ++l) all = all && ok[l] != 0;
+  if (!all) {
+    for (int l = 0; l < C; ++l)
+      if (!ok[l]) {
+        inf[l] = inf[l] == 0 ? j + 1 : inf[l];
+        d[l] = T(1);
+      }
   }
+#if defined(__AVX__) && !defined(__CUDACC__)
+  if constexpr (sizeof(V) == 32 && std::is_same<T, double>::value) {
+    d = _mm256_sqrt_pd(d);
+    return;
+  } else if constexpr (sizeof(V) == 32 && std::is_same<T, float>::value) {
+    d = _mm256_sqrt_ps(d);
+    return;
+  }
+#endif
+  for (int l = 0; l < C; ++l) d[l] = kolesky::impl::sqrt(d[l]);
 }
 #endif
 
@@ -506,11 +531,23 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
   int j = 0;
   for (; j + 2 <= n; j += 2) {
     V d0 = L::load(&a(j, j)), e = L::load(&a(j + 1, j)), d1 = L::load(&a(j + 1, j + 1));
-    for (int k = 0; k < j; ++k) {
-      const V x = L::load(&a(j, k)), y = L::load(&a(j + 1, k));
-      d0 -= x * x;
-      e -= y * x;
-      d1 -= y * y;
+    {  // two partial sums each: this FMA latency chain is on the critical path
+      V d0b = V{}, eb = V{}, d1b = V{};
+      int k = 0;
+      for (; k + 2 <= j; k += 2) {
+        const V x = L::load(&a(j, k)), y = L::load(&a(j + 1, k));
+        const V xb = L::load(&a(j, k + 1)), yb = L::load(&a(j + 1, k + 1));
+        d0 -= x * x;
+        e -= y * x;
+        d1 -= y * y;
+        d0b -= xb * xb;
+        eb -= yb * xb;
+        d1b -= yb * yb;
+      }
+      // j is even: no odd k is left over.
+      d0 += d0b;
+      e += eb;
+      d1 += d1b;
     }
     lanes_pivot<C>(d0, j, inf);
     L::store(&a(j, j), d0);
