@@ -24,10 +24,6 @@
 #include <mpi/Kolesky_Mpi.hpp>
 #include <string>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 namespace {
 
 using Exec = Kokkos::DefaultExecutionSpace;
@@ -35,15 +31,6 @@ using Mem = Exec::memory_space;
 using HostBatch = kolesky::batched::StridedBatch<double, Kokkos::LayoutRight, Kokkos::HostSpace>;
 using Batch = kolesky::batched::StridedBatch<double, Kokkos::LayoutRight, Mem>;
 constexpr int kBad = 7;
-
-// GPUs on this node (1 when there is no GPU backend: the device id is then ignored).
-int devices_per_node() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return count;
-#endif
-  return 1;
-}
 
 // Uniform in [-1, 1) from a 64-bit key (splitmix64).
 double uniform(std::uint64_t key) {
@@ -203,7 +190,7 @@ int main(int argc, char* argv[]) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD, devices_per_node());
+  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD);
   int total = 100000, n = 16, large = 0;
   for (int i = 1, k = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--scalapack") == 0 && i + 1 < argc)

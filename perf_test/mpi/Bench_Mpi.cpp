@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD, 1);
+  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD);  // local rank -> GPU, over every GPU seen
   int rc = 0;
   {
     const Args a = parse(argc, argv);

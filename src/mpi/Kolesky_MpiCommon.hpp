@@ -4,6 +4,9 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
 #include <climits>
 #include <cstdint>
 #include <stdexcept>
@@ -128,12 +131,25 @@ inline int device_for(MPI_Comm comm, const int num_devices) {
   return local_rank(comm) % num_devices;
 }
 
+// The GPUs this process can see (CUDA builds; 1 elsewhere, where the device id is ignored).
+// Callable before Kokkos::initialize.
+inline int devices_per_node() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return count;
+#endif
+  return 1;
+}
+
 // Kokkos::initialize on device_for(comm, num_devices) (GPU builds; host builds ignore the
 // device). Settings from the environment (KOKKOS_*, OMP_NUM_THREADS) still apply; command-line
 // --kokkos-* options do not (call Kokkos::initialize yourself for those). Collective.
 inline void initialize_kokkos(MPI_Comm comm, const int num_devices) {
   kolesky::impl::initialize_on_device(device_for(comm, num_devices));
 }
+
+// The same with every GPU this process sees: ranks on a node spread over its GPUs.
+inline void initialize_kokkos(MPI_Comm comm) { initialize_kokkos(comm, devices_per_node()); }
 
 }  // namespace mpi
 }  // namespace kolesky

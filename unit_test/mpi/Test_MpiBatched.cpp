@@ -472,6 +472,13 @@ TEST_F(MpiBatchedPlain, RankToDevice) {
   EXPECT_EQ(mpi::device_for(MPI_COMM_WORLD, 2), local % 2);
   EXPECT_EQ(mpi::device_for(MPI_COMM_WORLD, 8), local % 8);
   EXPECT_THROW(mpi::device_for(MPI_COMM_WORLD, 0), kolesky::invalid_argument);
+  // The test main initialised Kokkos with initialize_kokkos(comm): every GPU seen is used.
+#if defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_EQ(Kokkos::Cuda().cuda_device(),
+            mpi::device_for(MPI_COMM_WORLD, mpi::devices_per_node()));
+#else
+  EXPECT_EQ(mpi::devices_per_node(), 1);
+#endif
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD, 1);
+  kolesky::mpi::initialize_kokkos(MPI_COMM_WORLD);
   ::testing::InitGoogleTest(&argc, argv);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
