@@ -802,7 +802,7 @@ def main():
     out = os.path.join(a.docs, "performance.md")
     os.makedirs(a.docs, exist_ok=True)
     open(out, "w").write("".join(body))
-    print(f"report: wrote {out}" + (f" and plots in {P.imgdir}" if P.ok else " (no plots)"))
+    print(f"report: wrote {os.path.relpath(out)}" + (f" and plots in {os.path.relpath(P.imgdir)}" if P.ok else " (no plots)"))
     return 0
 
 

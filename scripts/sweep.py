@@ -73,7 +73,9 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
     if threads:
         # Kolesky (Kokkos OpenMP) and the OpenBLAS baseline get the same thread count.
         env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
-    print("sweep:", f"OMP_NUM_THREADS={threads}" if threads else "", " ".join(cmd), flush=True)
+    # Logs get committed with the data: paths relative to the working directory.
+    shown = " ".join(cmd).replace(os.getcwd() + os.sep, "")
+    print("sweep:", f"OMP_NUM_THREADS={threads}" if threads else "", shown, flush=True)
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
     errors = [] if r.returncode == 0 else [f"{suite}: exit status {r.returncode}"]
     if not os.path.exists(js):
@@ -185,7 +187,7 @@ def main():
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(rows)
-    print(f"sweep: {len(rows)} results in {a.out}/sweep.csv")
+    print(f"sweep: {len(rows)} results in {os.path.relpath(a.out)}/sweep.csv")
     for e in errors:
         print("sweep: FAILED", e, file=sys.stderr)
     if errors or not rows:
