@@ -487,10 +487,10 @@ struct LaneVec {
 #endif
 
 #ifdef KOLESKY_IMPL_LANES_VECTOR
-// d <- sqrt(d) lane by lane; a lane whose pivot is unusable records column j + 1 (if it has
+// d <- sqrt(d) in every lane; a lane whose pivot is unusable records column j + 1 (if it has
 // not failed before) and carries on with 1. By reference: vectors by value draw -Wpsabi.
-// The usual case (every lane usable) is one vector compare and one vector sqrt: per lane, a
-// scalar sqrt and its reinsertion cost as much as the column's FMAs at n = 32.
+// One vector compare and (AVX) one vector sqrt: a scalar sqrt per lane and its reinsertion
+// cost as much as the column's FMAs at n = 32.
 template <int C, class V>
 inline void lanes_pivot(V& d, const int j, int* inf) {
   using T = decltype(d[0] + 0);
