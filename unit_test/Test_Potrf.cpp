@@ -220,13 +220,15 @@ TYPED_TEST(Potrf, NanAndInfGiveInfo) {
 }
 
 // The default options by size: on the host one thread up to 64, the pool in one parallel
-// region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above;
-// every edge, both triangles and layouts, and failing pivots (negative, NaN) around the
-// groups with the exact info.
+// region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above; on
+// CUDA the staged kernels (a warp to 48; a block at 65-112 in double, 65-128 in float), the
+// dataflow kernel between and above; every edge, both triangles and layouts, and failing
+// pivots (negative, NaN) around the groups with the exact info.
 TYPED_TEST(Potrf, DefaultEverySizePath) {
   using T = TypeParam;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const int n : {63, 64, 65, 66, 72, 73, 100, 129, 300, 639, 640, 641}) {
+  for (const int n : {1, 2, 19, 24, 25, 31, 32, 33, 48, 49, 63, 64, 65, 66, 72, 73, 96, 97, 100,
+                      112, 113, 128, 129, 300, 639, 640, 641}) {
     const Dense a = random_spd<T>(n, 77u + n);
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_factor<T, Kokkos::LayoutLeft>(a, uplo, PotrfOptions{});
@@ -234,6 +236,7 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
     }
     for (const int k : {0, 7, 8, 9, n / 2, n - 1})
       for (const double bad : {-1.0, nan}) {
+        if (k >= n) continue;
         Dense b = a;
         b(k, k) = bad;
         for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {

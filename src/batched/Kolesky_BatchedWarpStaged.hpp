@@ -115,7 +115,9 @@ __device__ __forceinline__ void warp_copy_wait() {
 
 // Left-looking factorization of the packed lower triangle s (order n <= N) by one warp.
 // Returns the first failing column (1-based) or 0.
-template <int N, bool Exact, class T>
+// Precise: pivots by a correctly rounded sqrt and 1 / sqrt (the one-matrix potrf, whose
+// results match LAPACK's on exact cases); otherwise the faster rsqrt.
+template <int N, bool Exact, bool Precise, class T>
 __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, const int lane) {
   const int n = Exact ? N : n_in;  // a constant for the exact kernels: no bound checks
   using P = WarpPacked<T>;
@@ -174,7 +176,7 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
     const T d = __shfl_sync(0xffffffffu, v[k / 32], k % 32);
     const bool ok = kolesky::impl::usable_pivot(d);
     fail = (fail == 0 && !ok) ? k + 1 : fail;
-    const T inv = ok ? kolesky::impl::rsqrt(d) : T(1);
+    const T inv = ok ? (Precise ? T(1) / kolesky::impl::sqrt(d) : kolesky::impl::rsqrt(d)) : T(1);
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
       if (32 * b + 31 >= k) {
@@ -188,7 +190,7 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
     // 16-byte reads that cover it. Written by lane 0 from the shuffled pivot: a store of
     // l[b][k] by lane k is merged by the compiler into one store of l[b][lane], a dynamic
     // index that puts l on the stack.
-    if (lane == 0) s[P::off(k) + k] = d * inv;
+    if (lane == 0) s[P::off(k) + k] = Precise && ok ? kolesky::impl::sqrt(d) : d * inv;
   }
   __syncwarp();
   return fail;
@@ -207,7 +209,7 @@ constexpr int warp_staged_min_blocks() {
 }
 
 // Warp w of block t factors matrix src.id(2 t + w).
-template <int N, bool Exact, int MinBlocks, class T, class Source, class Info>
+template <int N, bool Exact, int MinBlocks, class T, class Source, class Info, bool Precise = false>
 __global__ void __launch_bounds__(64, MinBlocks)
     warp_staged_kernel(const Source src, const int count, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
@@ -249,7 +251,7 @@ __global__ void __launch_bounds__(64, MinBlocks)
     }
   }
   warp_copy_wait();
-  const int fail = warp_staged_factor<N, Exact>(s, n, lane);
+  const int fail = warp_staged_factor<N, Exact, Precise>(s, n, lane);
   if (chunks) {
     using V = typename WarpVec<T>::type;
 #pragma unroll 4
@@ -287,7 +289,7 @@ __global__ void __launch_bounds__(64, MinBlocks)
 // the first rows leave early and the matrices beside them on the SM take their place.
 constexpr int kStagedPanel = 8;
 
-template <int N, bool Exact, class T, class Source, class Info>
+template <int N, bool Exact, class T, class Source, class Info, bool Precise = false>
 __global__ void __launch_bounds__(N, 1)
     block_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
@@ -362,7 +364,7 @@ __global__ void __launch_bounds__(N, 1)
     if (32 * w + 31 >= k0) {
       // Every lane factors the diagonal block (the same arithmetic in each, so the same
       // result and the same failing column), a unit pivot past a failure.
-      T ld[B][B], rinv[B];
+      T ld[B][B], rinv[B], sdiag[B];
 #pragma unroll
       for (int a = 0; a < B; ++a)
 #pragma unroll
@@ -372,7 +374,12 @@ __global__ void __launch_bounds__(N, 1)
         const T d = ld[j][j];
         const bool ok = kolesky::impl::usable_pivot(d);
         if (!ok && fail == 0) fail = k0 + j + 1;
-        rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
+        if (Precise) {
+          sdiag[j] = ok ? kolesky::impl::sqrt(d) : T(1);
+          rinv[j] = T(1) / sdiag[j];
+        } else {
+          rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
+        }
 #pragma unroll
         for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
 #pragma unroll
@@ -385,7 +392,7 @@ __global__ void __launch_bounds__(N, 1)
         for (int j = 0; j < B; ++j) {
 #pragma unroll
           for (int c = 0; c < j; ++c) acc[j] -= acc[c] * ld[j][c];
-          acc[j] *= rinv[j];
+          acc[j] = Precise && k0 + j == r ? sdiag[j] : acc[j] * rinv[j];
         }
         T* const out = s + P::off(r);
 #pragma unroll
@@ -415,7 +422,7 @@ __global__ void __launch_bounds__(N, 1)
 
 // Shared memory for the largest order in the batch, not N: more matrices per SM (n = 100 in
 // double: 41 KB, five blocks, instead of 66 KB and three).
-template <int N, bool Exact, class Source, class Info>
+template <int N, bool Exact, class Source, class Info, bool Precise = false>
 void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                             const int count, const int max_n, const Info& info) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
@@ -423,7 +430,7 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
   const std::size_t bytes =
       (std::size_t(WarpPacked<T>::off(Exact ? N : max_n)) + kStagedPanel * kStagedPanel) *
       sizeof(T);
-  auto kernel = block_staged_kernel<N, Exact, T, Source, Info>;
+  auto kernel = block_staged_kernel<N, Exact, T, Source, Info, Precise>;
   // Above the 48 KB a launch gets by default (66 KB at N = 128 in double). Asked for at every
   // launch: the setting belongs to the current device, and it costs about a microsecond.
   const cudaError_t attr =
@@ -443,7 +450,7 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 // `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain
 // CUDA launch: the kernel is CUDA-only code, and the instance's stream keeps the ordering a
 // Kokkos launch would have.
-template <int N, bool Exact, class Source, class Info>
+template <int N, bool Exact, class Source, class Info, bool Precise = false>
 void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                            const int count, const Info& info) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
@@ -452,7 +459,7 @@ void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sour
   if (count <= 0) return;
   const std::size_t bytes = std::size_t(kWarps) * WarpPacked<T>::off(N) * sizeof(T);
   const unsigned blocks = unsigned((count + kWarps - 1) / kWarps);
-  warp_staged_kernel<N, Exact, warp_staged_min_blocks<T, N>(), T>
+  warp_staged_kernel<N, Exact, warp_staged_min_blocks<T, N>(), T, Source, Info, Precise>
       <<<blocks, dim3(32, kWarps), bytes, exec.cuda_stream()>>>(src, count, uplo == Uplo::Lower,
                                                                  info);
   const cudaError_t e = cudaGetLastError();

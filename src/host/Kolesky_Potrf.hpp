@@ -17,6 +17,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "batched/Kolesky_BatchedWarpStaged.hpp"
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Device.hpp"
@@ -96,6 +97,60 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
   return opt;
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+// CUDA, Algo::Default, small orders: the matrix staged in shared memory and factored there by
+// the batched WarpStaged kernels (a warp up to 48 columns, a block of 96 or 128 threads at
+// 65-112), which write the info word themselves: one launch, no memset, pivots rounded as
+// LAPACK's. Measured on the H100 against the dataflow kernel (33 us up to 64, 59 us at
+// 65-128: its 64-column chain) and cuSOLVER (docs/performance_log.md, issue 15, session 11):
+// the warp kernel's serial column chain loses from ~56 columns, the block kernel's per-row
+// dot products from ~115 in double (not up to 128 in float).
+constexpr int kCudaStagedWarpMax = 48;
+constexpr int kCudaStagedBlockMin = 65;
+template <class T>
+constexpr int cuda_staged_block_max() {
+  return sizeof(T) == 8 ? 112 : 128;
+}
+
+template <class T>
+struct OneMatrixSource {  // the batched kernels' view of a batch: here, one matrix
+  Strided<T> a;
+  int n;
+  KOKKOS_INLINE_FUNCTION int id(const int) const { return 0; }
+  KOKKOS_INLINE_FUNCTION int order_of(const int) const { return n; }
+  KOKKOS_INLINE_FUNCTION Strided<T> matrix_of(const int) const { return a; }
+};
+
+struct InfoWord {  // info(0) = k: a device word, or a pinned host word (mapped under UVA)
+  int* p;
+  KOKKOS_INLINE_FUNCTION int& operator()(const int) const { return *p; }
+};
+
+template <class T>
+bool cuda_staged(const int n, const PotrfOptions& opt) {
+  return opt.algo == Algo::Default && n > 0 &&
+         (n <= kCudaStagedWarpMax || (n >= kCudaStagedBlockMin && n <= cuda_staged_block_max<T>()));
+}
+
+// The lower triangle of `a` (cuda_staged(n)) on exec's stream; *info = 0 or the first failing
+// minor.
+template <class T>
+void staged_potrf(const Kokkos::Cuda& exec, const int n, const Strided<T> a, int* info) {
+  namespace bi = batched::impl;
+  using S = OneMatrixSource<T>;
+  const S src{a, n};
+  const InfoWord w{info};
+  const Uplo lo = Uplo::Lower;
+  if (n <= 24) return bi::launch_warp_staged_on<24, false, S, InfoWord, true>(exec, lo, src, 1, w);
+  if (n == 32) return bi::launch_warp_staged_on<32, true, S, InfoWord, true>(exec, lo, src, 1, w);
+  if (n <= 32) return bi::launch_warp_staged_on<32, false, S, InfoWord, true>(exec, lo, src, 1, w);
+  if (n <= 48) return bi::launch_warp_staged_on<48, false, S, InfoWord, true>(exec, lo, src, 1, w);
+  if (n <= 96)
+    return bi::launch_block_staged_on<96, false, S, InfoWord, true>(exec, lo, src, 1, n, w);
+  bi::launch_block_staged_on<128, false, S, InfoWord, true>(exec, lo, src, 1, n, w);
+}
+#endif
+
 template <class Exec>
 constexpr bool flow_panels_by_default() {
 #ifdef KOKKOS_ENABLE_CUDA
@@ -121,6 +176,11 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
                    const PotrfContext<Exec>& ctx) {
   if (n == 0) return;
   const InfoView<Exec>& info = ctx.info;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (cuda_staged<T>(n, opt)) return staged_potrf(exec, n, a, info.data());
+  }
+#endif
   if constexpr (is_host_exec<Exec>()) {
     // Mid-size column-major lower triangles: the pool in one parallel region, no BLAS call
     // (measured against the BLAS panels in docs/performance_log.md, issue 17).
@@ -203,6 +263,16 @@ bool potrf_uses_flow(const int n, PotrfOptions opt) {
 template <class Exec, class T>
 int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (cuda_staged<T>(n, opt)) {  // the kernel writes the pinned host word: launch, then wait
+      auto& w = CudaInfoWords::get(exec);
+      staged_potrf(exec, n, a, w.h.data());
+      exec.fence();
+      return w.h(0);
+    }
+  }
+#endif
   PotrfContext<Exec> ctx;
   ctx.info = make_info(exec);
   FlowWorkOf<Exec> local;  // host backends: a workspace for this call
