@@ -115,8 +115,10 @@ __device__ __forceinline__ void warp_copy_wait() {
 
 // Left-looking factorization of the packed lower triangle s (order n <= N) by one warp.
 // Returns the first failing column (1-based) or 0.
-// Precise: pivots by a correctly rounded sqrt and 1 / sqrt (the one-matrix potrf, whose
-// results match LAPACK's on exact cases); otherwise the faster rsqrt.
+// Precise: the diagonal entries by a correctly rounded sqrt (the one-matrix potrf, whose exact
+// cases must come out exact; rsqrt(d) * d can miss by an ulp). The chain keeps rsqrt: the raw
+// pivot is stored on the diagonal and its sqrt taken after the last column, off the chain (a
+// sqrt and a division per column on it cost ~15 % at n = 32-100 in double).
 template <int N, bool Exact, bool Precise, class T>
 __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, const int lane) {
   const int n = Exact ? N : n_in;  // a constant for the exact kernels: no bound checks
@@ -176,7 +178,7 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
     const T d = __shfl_sync(0xffffffffu, v[k / 32], k % 32);
     const bool ok = kolesky::impl::usable_pivot(d);
     fail = (fail == 0 && !ok) ? k + 1 : fail;
-    const T inv = ok ? (Precise ? T(1) / kolesky::impl::sqrt(d) : kolesky::impl::rsqrt(d)) : T(1);
+    const T inv = ok ? kolesky::impl::rsqrt(d) : T(1);
 #pragma unroll
     for (int b = 0; b < NB; ++b) {
       if (32 * b + 31 >= k) {
@@ -190,9 +192,20 @@ __device__ __forceinline__ int warp_staged_factor(T* const s, const int n_in, co
     // 16-byte reads that cover it. Written by lane 0 from the shuffled pivot: a store of
     // l[b][k] by lane k is merged by the compiler into one store of l[b][lane], a dynamic
     // index that puts l on the stack.
-    if (lane == 0) s[P::off(k) + k] = Precise && ok ? kolesky::impl::sqrt(d) : d * inv;
+    if (lane == 0) s[P::off(k) + k] = Precise ? d : d * inv;
   }
   __syncwarp();
+  if (Precise) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      const int r = 32 * b + lane;
+      if (r < n) {
+        T& x = s[P::off(r) + r];
+        if (kolesky::impl::usable_pivot(x)) x = kolesky::impl::sqrt(x);
+      }
+    }
+    __syncwarp();
+  }
   return fail;
 }
 #endif  // __CUDA_ARCH__
@@ -364,7 +377,7 @@ __global__ void __launch_bounds__(N, 1)
     if (32 * w + 31 >= k0) {
       // Every lane factors the diagonal block (the same arithmetic in each, so the same
       // result and the same failing column), a unit pivot past a failure.
-      T ld[B][B], rinv[B], sdiag[B];
+      T ld[B][B], rinv[B];
 #pragma unroll
       for (int a = 0; a < B; ++a)
 #pragma unroll
@@ -374,12 +387,7 @@ __global__ void __launch_bounds__(N, 1)
         const T d = ld[j][j];
         const bool ok = kolesky::impl::usable_pivot(d);
         if (!ok && fail == 0) fail = k0 + j + 1;
-        if (Precise) {
-          sdiag[j] = ok ? kolesky::impl::sqrt(d) : T(1);
-          rinv[j] = T(1) / sdiag[j];
-        } else {
-          rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
-        }
+        rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
 #pragma unroll
         for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
 #pragma unroll
@@ -392,13 +400,20 @@ __global__ void __launch_bounds__(N, 1)
         for (int j = 0; j < B; ++j) {
 #pragma unroll
           for (int c = 0; c < j; ++c) acc[j] -= acc[c] * ld[j][c];
-          acc[j] = Precise && k0 + j == r ? sdiag[j] : acc[j] * rinv[j];
+          acc[j] = Precise && k0 + j == r ? ld[j][j] : acc[j] * rinv[j];  // Precise: raw pivot
         }
         T* const out = s + P::off(r);
 #pragma unroll
         for (int j = 0; j < B; ++j)
           if (k0 + j <= r) out[k0 + j] = acc[j];
       }
+    }
+    __syncthreads();
+  }
+  if (Precise) {  // the raw pivots on the diagonal become their square roots
+    if (live) {
+      T& x = s[P::off(r) + r];
+      if (kolesky::impl::usable_pivot(x)) x = kolesky::impl::sqrt(x);
     }
     __syncthreads();
   }
