@@ -100,11 +100,12 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
 #ifdef KOKKOS_ENABLE_CUDA
 // CUDA, Algo::Default, small orders: the matrix staged in shared memory and factored there by
 // the batched WarpStaged kernels (a warp up to 48 columns, a block of 96 or 128 threads at
-// 65-112), which write the info word themselves: one launch, no memset, pivots rounded as
-// LAPACK's. Measured on the H100 against the dataflow kernel (33 us up to 64, 59 us at
-// 65-128: its 64-column chain) and cuSOLVER (docs/performance_log.md, issue 15, session 11):
-// the warp kernel's serial column chain loses from ~56 columns, the block kernel's per-row
-// dot products from ~115 in double (not up to 128 in float).
+// 65-112 in double, 65-128 in float), which write the info word themselves: one launch, no
+// memset. Precise: the diagonal by a correctly rounded sqrt (off-diagonals still multiply by
+// rsqrt). Measured on the H100 against the dataflow kernel (33 us up to 64, 59 us at 65-128:
+// its 64-column chain) and cuSOLVER (docs/performance_log.md, issue 15, session 11): the warp
+// kernel's serial column chain loses from ~49 columns, the block kernel's per-row dot
+// products from ~113 in double (not up to 128 in float).
 constexpr int kCudaStagedWarpMax = 48;
 constexpr int kCudaStagedBlockMin = 65;
 template <class T>
@@ -132,8 +133,9 @@ bool cuda_staged(const int n, const PotrfOptions& opt) {
          (n <= kCudaStagedWarpMax || (n >= kCudaStagedBlockMin && n <= cuda_staged_block_max<T>()));
 }
 
-// The lower triangle of `a` (cuda_staged(n)) on exec's stream; *info = 0 or the first failing
-// minor.
+// The lower triangle of `a` (cuda_staged<T>(n)) on exec's stream; *info = 0 or the first
+// failing minor. A reduced copy of batched::impl::launch_warp_staged's size dispatch (fewer
+// instantiations, the N = 48 kernel for 33-48), with Precise set.
 template <class T>
 void staged_potrf(const Kokkos::Cuda& exec, const int n, const Strided<T> a, int* info) {
   namespace bi = batched::impl;
