@@ -221,14 +221,15 @@ TYPED_TEST(Potrf, NanAndInfGiveInfo) {
 
 // The default options by size: on the host one thread up to 64, the pool in one parallel
 // region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above; on
-// CUDA the staged kernels (a warp to 48; a block at 65-112 in double, 65-128 in float), the
-// dataflow kernel between and above; every edge, both triangles and layouts, and failing
-// pivots (negative, NaN) around the groups with the exact info.
+// CUDA the staged kernels (a warp to 16; the split kernel's 64 / 128 / 256-row blocks from 17
+// to 180 and 193-208 in double, to 240 in float), the dataflow kernel between and above; every
+// edge, both triangles and layouts, and failing pivots (negative, NaN) around the panels with
+// the exact info.
 TYPED_TEST(Potrf, DefaultEverySizePath) {
   using T = TypeParam;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const int n : {1, 2, 19, 24, 25, 31, 32, 33, 48, 49, 63, 64, 65, 66, 72, 73, 96, 97, 100,
-                      112, 113, 128, 129, 300, 639, 640, 641}) {
+  for (const int n : {1, 2, 16, 17, 24, 31, 33, 48, 49, 63, 64, 65, 66, 72, 73, 97, 100, 113, 128,
+                      129, 150, 180, 181, 193, 208, 209, 240, 241, 256, 257, 300, 639, 640, 641}) {
     const Dense a = random_spd<T>(n, 77u + n);
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_factor<T, Kokkos::LayoutLeft>(a, uplo, PotrfOptions{});
@@ -246,6 +247,45 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
         }
       }
   }
+}
+
+// CUDA: every staged kernel at every order it can take, whatever the dispatch's crossovers:
+// the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks), then the warp
+// and block kernels (split off). Failing pivots at a panel's first and last column, mid-matrix
+// and last, with the exact info.
+TYPED_TEST(Potrf, StagedKernelsForced) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    using T = TypeParam;
+    struct Restore {  // the knobs go back even when an assertion returns early
+      impl::StagedKnobs saved = impl::StagedKnobs::get();
+      ~Restore() { impl::StagedKnobs::get() = saved; }
+    } restore;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const int split : {1, 0}) {
+      impl::StagedKnobs::get().split_min = split ? 1 : 1 << 30;
+      impl::StagedKnobs::get().split_max = 256;
+      for (const int n : {1, 2, 7, 8, 9, 17, 31, 33, 40, 64, 65, 97, 112, 128, 129, 177, 200,
+                          239, 241, 256}) {
+        if (!split && n > impl::cuda_staged_block_max<T>()) continue;
+        SCOPED_TRACE("n=" + std::to_string(n) + " split=" + std::to_string(split));
+        const Dense a = random_spd<T>(n, 99u + n);
+        check_factor<T, Kokkos::LayoutLeft>(a, Uplo::Lower, PotrfOptions{});
+        check_factor<T, Kokkos::LayoutRight>(a, Uplo::Upper, PotrfOptions{});
+        for (const int k : {0, 7, 8, n / 2, n - 1})
+          for (const double bad : {-1.0, nan}) {
+            if (k >= n) continue;
+            Dense b = a;
+            b(k, k) = bad;
+            auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
+            EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, d), k + 1) << "k=" << k;
+          }
+      }
+    }
+    return;
+  }
+#endif
+  GTEST_SKIP() << "the staged kernels are CUDA only";
 }
 
 TYPED_TEST(Potrf, SolveRandomRightHandSides) {

@@ -657,6 +657,15 @@ void register_all(const std::string& tname, const std::vector<int>& sizes, bool 
 #endif
 }
 
+void set_split(const int lo, const int hi) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (lo >= 0) kolesky::impl::StagedKnobs::get().split_min = lo;
+  if (hi >= 0) kolesky::impl::StagedKnobs::get().split_max = hi;
+#else
+  (void)lo, (void)hi;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -686,6 +695,10 @@ int main(int argc, char** argv) {
       kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
     else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().mma = std::atoi(argv[i] + 11);
+    else if (std::strncmp(argv[i], "--staged-split-min=", 19) == 0)  // measurement knob
+      set_split(std::atoi(argv[i] + 19), -1);
+    else if (std::strncmp(argv[i], "--staged-split-max=", 19) == 0)  // measurement knob
+      set_split(-1, std::atoi(argv[i] + 19));
     else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
       kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else

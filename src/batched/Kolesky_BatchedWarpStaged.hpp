@@ -302,6 +302,45 @@ __global__ void __launch_bounds__(64, MinBlocks)
 // the first rows leave early and the matrices beside them on the SM take their place.
 constexpr int kStagedPanel = 8;
 
+#if defined(__CUDA_ARCH__)
+// The lower triangle of m (order n) into the packed buffer s by the NW warps of a block,
+// coalesced along whichever stride is 1; and back.
+template <int NW, class T, class M>
+__device__ __forceinline__ void block_stage_in(T* const s, const M& m, const int n,
+                                               const bool by_column, const int w, const int lane) {
+  using P = WarpPacked<T>;
+  if (by_column) {  // a warp per column, its rows across the lanes
+    for (int c = w; c < n; c += NW) {
+      const T* const g = m.p + c * m.cs;
+      for (int r = c + lane; r < n; r += 32) warp_copy_in(s + P::off(r) + c, g + r);
+    }
+  } else {  // a warp per row, its columns across the lanes
+    for (int r = w; r < n; r += NW) {
+      const T* const g = m.p + r * m.rs;
+      for (int c = lane; c <= r; c += 32) warp_copy_in(s + P::off(r) + c, g + c * m.cs);
+    }
+  }
+}
+
+template <int NW, class T, class M>
+__device__ __forceinline__ void block_stage_out(const T* const s, const M& m, const int n,
+                                                const bool by_column, const int w, const int lane) {
+  using P = WarpPacked<T>;
+  if (by_column) {
+    for (int c = w; c < n; c += NW) {
+      T* const g = m.p + c * m.cs;
+      for (int q = c + lane; q < n; q += 32) g[q] = s[P::off(q) + c];
+    }
+  } else {
+    for (int q = w; q < n; q += NW) {
+      T* const g = m.p + q * m.rs;
+      const T* const d = s + P::off(q);
+      for (int c = lane; c <= q; c += 32) g[c * m.cs] = d[c];
+    }
+  }
+}
+#endif
+
 template <int N, bool Exact, class T, class Source, class Info, bool Precise = false>
 __global__ void __launch_bounds__(N, 1)
     block_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
@@ -319,17 +358,7 @@ __global__ void __launch_bounds__(N, 1)
   const auto m0 = src.matrix_of(b);
   const auto m = lower ? m0 : m0.transposed();
   const bool by_column = m.rs == 1 && m.cs != 1;
-  if (by_column) {  // a warp per column, its rows across the lanes
-    for (int c = w; c < n; c += NW) {
-      const T* const g = m.p + c * m.cs;
-      for (int r = c + lane; r < n; r += 32) warp_copy_in(s + P::off(r) + c, g + r);
-    }
-  } else {  // a warp per row, its columns across the lanes
-    for (int r = w; r < n; r += NW) {
-      const T* const g = m.p + r * m.rs;
-      for (int c = lane; c <= r; c += 32) warp_copy_in(s + P::off(r) + c, g + c * m.cs);
-    }
-  }
+  block_stage_in<NW>(s, m, n, by_column, w, lane);
   warp_copy_wait();
   __syncthreads();
   const int r = tid;  // this thread's row
@@ -417,18 +446,7 @@ __global__ void __launch_bounds__(N, 1)
     }
     __syncthreads();
   }
-  if (by_column) {
-    for (int c = w; c < n; c += NW) {
-      T* const g = m.p + c * m.cs;
-      for (int q = c + lane; q < n; q += 32) g[q] = s[P::off(q) + c];
-    }
-  } else {
-    for (int q = w; q < n; q += NW) {
-      T* const g = m.p + q * m.rs;
-      const T* const d = s + P::off(q);
-      for (int c = lane; c <= q; c += 32) g[c * m.cs] = d[c];
-    }
-  }
+  block_stage_out<NW>(s, m, n, by_column, w, lane);
   if (tid == 32 * (NW - 1)) info(b) = fail;  // a lane of the last warp saw every panel
 #else
   (void)src, (void)max_n, (void)lower, (void)info;
@@ -460,6 +478,200 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel did "
                                          "not launch: ") + cudaGetErrorString(e));
+}
+
+#if defined(__CUDA_ARCH__)
+// sum_a / sum_b[j] -= L(r, c) L(k + j, c) over this part's 16-byte chunks of columns [c0, c1)
+// (c0 and c1 multiples of E; the chunks are dealt to the S parts of the row in turn).
+template <int B, int S, int E, class T>
+__device__ __forceinline__ void split_staged_dot(T (&sum_a)[B], T (&sum_b)[B], const T* const row,
+                                                 const T* const s, const int k, const int n,
+                                                 const int c0, const int c1, const int part) {
+  using P = WarpPacked<T>;
+  using W = WarpVec<T>;
+  using V = typename W::type;
+  int offk[B];
+#pragma unroll
+  for (int j = 0; j < B; ++j) offk[j] = P::off(k + j < n ? k + j : 0);
+#pragma unroll 2
+  for (int c = c0 + part * E; c < c1; c += S * E) {
+    const V mine = *reinterpret_cast<const V*>(row + c);
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        if (e % 2 == 0)
+          sum_a[j] = fma(-W::get(mine, e), W::get(lk, e), sum_a[j]);
+        else
+          sum_b[j] = fma(-W::get(mine, e), W::get(lk, e), sum_b[j]);
+      }
+    }
+  }
+}
+#endif
+
+// One matrix as fast as possible rather than many per second (the one-matrix potrf of
+// issue 15, orders 17-256): the block kernel's panels with S threads per row, so that a block
+// of N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
+// exposed. A row's dot products are split over its S threads by 16-byte chunks and summed by
+// shuffles; the panel's diagonal block is factored by the one warp that holds its rows
+// (B * S <= 32), which publishes the factor for the other warps' solves. While it does, the
+// other warps form their rows' sums for the next panel over the columns already finished
+// (a look-ahead: only the last panel's B columns are left for after the barrier). Two block
+// barriers per panel. Shared memory: the packed triangle of max_n (227 KB hold n = 239 in
+// double, 256 in float on sm_90).
+template <int N, int S, class T, class Source, class Info, bool Precise = false>
+__global__ void __launch_bounds__(N * S, 1)
+    split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
+#if defined(__CUDA_ARCH__)
+  using P = WarpPacked<T>;
+  using W = WarpVec<T>;
+  using V = typename W::type;
+  constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
+  static_assert(32 % S == 0 && RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
+  extern __shared__ __align__(16) unsigned char kolesky_split_staged_smem[];
+  T* const s = reinterpret_cast<T*>(kolesky_split_staged_smem);
+  T* const dbuf = s + P::off(max_n);  // the panel's diagonal block, as the rows formed it
+  T* const fbuf = dbuf + B * B;       // its factor (B x B) and the inverse pivots (B)
+  int* const sfail = reinterpret_cast<int*>(fbuf + B * B + B);
+  const int lane = int(threadIdx.x), w = int(threadIdx.y), tid = 32 * w + lane;
+  const int b = src.id(int(blockIdx.x));
+  const int n = src.order_of(b);
+  const auto m0 = src.matrix_of(b);
+  const auto m = lower ? m0 : m0.transposed();
+  const bool by_column = m.rs == 1 && m.cs != 1;
+  block_stage_in<NW>(s, m, n, by_column, w, lane);
+  if (tid == 0) *sfail = 0;
+  warp_copy_wait();
+  __syncthreads();
+  const int r = tid / S, part = tid % S;  // this thread's row, and its share of the row
+  const bool live = r < n;
+  const T* const row = s + P::off(live ? r : 0);
+  // This thread's share of its row's sums for the coming panel, two chains per entry, summed
+  // over the row's threads only once the panel's last B columns are in.
+  T sum_a[B], sum_b[B];
+#pragma unroll
+  for (int j = 0; j < B; ++j) {
+    sum_a[j] = part == 0 && live && j <= r ? row[j] : T(0);
+    sum_b[j] = T(0);
+  }
+  for (int k0 = 0; k0 < n; k0 += B) {
+    const bool active = live && r >= k0;
+    const bool busy = RW * w + RW - 1 >= k0;  // the warp has rows left (uniform over it)
+    T acc[B];
+    if (busy) {
+      // The previous panel's columns [k0 - B, k0), finished at the last barrier.
+      split_staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
+                                part);
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+        acc[j] = sum_a[j] + sum_b[j];
+#pragma unroll
+        for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+      }
+      const int i = r - k0;  // the diagonal block's rows (in warp k0 / RW); past n an identity row
+      if (part == 0 && i >= 0 && i < B) {
+#pragma unroll
+        for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
+      }
+      if (w == k0 / RW) {
+        __syncwarp();
+        T ld[B][B], rinv[B];
+#pragma unroll
+        for (int a = 0; a < B; ++a)
+#pragma unroll
+          for (int c = 0; c <= a; ++c) ld[a][c] = dbuf[a * B + c];
+        int fail = 0;
+#pragma unroll
+        for (int j = 0; j < B; ++j) {
+          const T d = ld[j][j];
+          const bool ok = kolesky::impl::usable_pivot(d);
+          if (!ok && fail == 0) fail = k0 + j + 1;
+          rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
+#pragma unroll
+          for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
+#pragma unroll
+          for (int a = j + 1; a < B; ++a)
+#pragma unroll
+            for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
+        }
+        if (lane == 0) {  // every lane holds the same factor
+#pragma unroll
+          for (int a = 0; a < B; ++a) {
+            fbuf[B * B + a] = rinv[a];
+#pragma unroll
+            for (int c = 0; c <= a; ++c) fbuf[a * B + c] = ld[a][c];
+          }
+          if (fail != 0 && *sfail == 0) *sfail = fail;
+        }
+      }
+      // Look-ahead: the next panel's sums over the finished columns [0, k0), while the
+      // diagonal block is factored.
+      const int k1 = k0 + B;
+      const bool next = live && r >= k1;
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+        sum_a[j] = part == 0 && next && k1 + j <= r ? row[k1 + j] : T(0);
+        sum_b[j] = T(0);
+      }
+      split_staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
+    }
+    __syncthreads();
+    if (busy && active && part == 0) {  // this row against the block: L(r, k0 + j), j <= r - k0
+#pragma unroll
+      for (int j = 0; j < B; ++j) {
+#pragma unroll
+        for (int c = 0; c < j; ++c) acc[j] -= acc[c] * fbuf[j * B + c];
+        acc[j] = Precise && k0 + j == r ? fbuf[j * B + j] : acc[j] * fbuf[B * B + j];
+      }
+      T* const out = s + P::off(r);
+#pragma unroll
+      for (int j = 0; j < B; ++j)
+        if (k0 + j <= r) out[k0 + j] = acc[j];
+    }
+    __syncthreads();
+  }
+  if (Precise) {  // the raw pivots on the diagonal become their square roots
+    if (live && part == 0) {
+      T& x = s[P::off(r) + r];
+      if (kolesky::impl::usable_pivot(x)) x = kolesky::impl::sqrt(x);
+    }
+    __syncthreads();
+  }
+  block_stage_out<NW>(s, m, n, by_column, w, lane);
+  if (tid == 0) info(b) = *sfail;
+#else
+  (void)src, (void)max_n, (void)lower, (void)info;
+#endif
+}
+
+// Dynamic shared memory of split_staged_kernel for orders up to max_n.
+template <class T>
+constexpr std::size_t split_staged_bytes(const int max_n) {
+  return (std::size_t(WarpPacked<T>::off(max_n)) + 2 * kStagedPanel * kStagedPanel +
+          kStagedPanel) * sizeof(T) + sizeof(int);
+}
+
+template <int N, int S, class Source, class Info, bool Precise = false>
+void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
+                            const int count, const int max_n, const Info& info) {
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  if (count <= 0) return;
+  const std::size_t bytes = split_staged_bytes<T>(max_n);
+  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise>;
+  const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (attr != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::potrf: the staged kernel for n = ") +
+                             std::to_string(max_n) + " cannot have its shared memory: " +
+                             cudaGetErrorString(attr));
+  kernel<<<unsigned(count), dim3(32, N * S / 32), bytes, exec.cuda_stream()>>>(
+      src, max_n, uplo == Uplo::Lower, info);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::potrf: the staged kernel did not launch: ") +
+                             cudaGetErrorString(e));
 }
 
 // `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain

@@ -13,6 +13,7 @@
 
 #include "common/Kolesky_Profiling.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <type_traits>
@@ -98,19 +99,52 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-// CUDA, Algo::Default, small orders: the matrix staged in shared memory and factored there by
-// the batched WarpStaged kernels (a warp up to 48 columns, a block of 96 or 128 threads at
-// 65-112 in double, 65-128 in float), which write the info word themselves: one launch, no
-// memset. Precise: the diagonal by a correctly rounded sqrt (off-diagonals still multiply by
-// rsqrt). Measured on the H100 against the dataflow kernel (33 us up to 64, 59 us at 65-128:
-// its 64-column chain) and cuSOLVER (docs/performance_log.md, issue 15, session 11): the warp
-// kernel's serial column chain loses from ~49 columns, the block kernel's per-row dot
-// products from ~113 in double (not up to 128 in float).
+// CUDA, Algo::Default, small orders: the matrix staged in shared memory and factored there in
+// one launch that writes the info word itself (no memset, no copy). Up to 16 columns one warp
+// (the batched WarpStaged kernel); above, up to the measured crossovers with the dataflow
+// kernel and what the device's shared memory holds (239 in double, 256 in float on the H100),
+// the split kernel: a block of 8-16 warps, several threads per row, the next panel's dot
+// products computed while the diagonal block is factored. The dataflow kernel costs a flat
+// ~30 us up to 64, ~55 us at 65-128, ~87 us at 129-192 and ~112 us at 193-256 (its 64-column
+// chains); the split kernel grows with n and crosses it at ~180 and ~210 in double, ~240 in
+// float (docs/performance_log.md, issue 15, sessions 11 and 12). Precise: the diagonal by a
+// correctly rounded sqrt (off-diagonals multiply by rsqrt).
 constexpr int kCudaStagedWarpMax = 48;
 constexpr int kCudaStagedBlockMin = 65;
+constexpr int kCudaSplitMin = 17;
+constexpr int kCudaSplitMaxN = 256;
 template <class T>
 constexpr int cuda_staged_block_max() {
   return sizeof(T) == 8 ? 112 : 128;
+}
+// Whether the split kernel beats the dataflow kernel at order n (measured, H100 and H200).
+template <class T>
+constexpr bool cuda_split_wins(const int n) {
+  return sizeof(T) == 8 ? n <= 180 || (n >= 193 && n <= 208) : n <= 240;
+}
+
+// Measurement knobs (perf_test --staged-split-min=N / --staged-split-max=N, tests): the split
+// kernel from order N up, and up to N (0: where it wins); a split_min past the largest order
+// gives session 11's dispatch (a warp to 48, one block per matrix at 65-112 / 65-128).
+struct StagedKnobs {
+  int split_min = kCudaSplitMin;
+  int split_max = 0;
+  static StagedKnobs& get() {
+    static StagedKnobs k;
+    return k;
+  }
+};
+
+// Whether order n goes to the split kernel: the knobs' range, where it wins (split_max 0), and
+// what the device's shared memory holds (opt-in size).
+template <class T>
+bool cuda_split(const Kokkos::Cuda& exec, const int n) {
+  const StagedKnobs& k = StagedKnobs::get();
+  if (n < k.split_min || n > kCudaSplitMaxN || (k.split_max > 0 && n > k.split_max) ||
+      (k.split_max <= 0 && !cuda_split_wins<T>(n)))
+    return false;
+  return batched::impl::split_staged_bytes<T>(n) <=
+         std::size_t(exec.cuda_device_prop().sharedMemPerBlockOptin);
 }
 
 template <class T>
@@ -127,22 +161,34 @@ struct InfoWord {  // info(0) = k: a device word, or a pinned host word (mapped 
   KOKKOS_INLINE_FUNCTION int& operator()(const int) const { return *p; }
 };
 
+enum class Staged { None, Warp, Block, Split };
+
 template <class T>
-bool cuda_staged(const int n, const PotrfOptions& opt) {
-  return opt.algo == Algo::Default && n > 0 &&
-         (n <= kCudaStagedWarpMax || (n >= kCudaStagedBlockMin && n <= cuda_staged_block_max<T>()));
+Staged cuda_staged(const Kokkos::Cuda& exec, const int n, const PotrfOptions& opt) {
+  if (opt.algo != Algo::Default || n <= 0) return Staged::None;
+  if (cuda_split<T>(exec, n)) return Staged::Split;
+  if (n <= kCudaStagedWarpMax) return Staged::Warp;
+  if (n >= kCudaStagedBlockMin && n <= cuda_staged_block_max<T>()) return Staged::Block;
+  return Staged::None;
 }
 
-// The lower triangle of `a` (cuda_staged<T>(n)) on exec's stream; *info = 0 or the first
-// failing minor. A reduced copy of batched::impl::launch_warp_staged's size dispatch (fewer
-// instantiations, the N = 48 kernel for 33-48), with Precise set.
+// The lower triangle of `a` by the kernel `kind` (from cuda_staged) on exec's stream; *info = 0
+// or the first failing minor. The warp and block part is a reduced copy of
+// batched::impl::launch_warp_staged's size dispatch (fewer instantiations), with Precise set.
 template <class T>
-void staged_potrf(const Kokkos::Cuda& exec, const int n, const Strided<T> a, int* info) {
+void staged_potrf(const Kokkos::Cuda& exec, const Staged kind, const int n, const Strided<T> a,
+                  int* info) {
   namespace bi = batched::impl;
   using S = OneMatrixSource<T>;
   const S src{a, n};
   const InfoWord w{info};
   const Uplo lo = Uplo::Lower;
+  if (kind == Staged::Split) {
+    if (n <= 64) return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w);
+    if (n <= 128)
+      return bi::launch_split_staged_on<128, 4, S, InfoWord, true>(exec, lo, src, 1, n, w);
+    return bi::launch_split_staged_on<256, 2, S, InfoWord, true>(exec, lo, src, 1, n, w);
+  }
   if (n <= 24) return bi::launch_warp_staged_on<24, false, S, InfoWord, true>(exec, lo, src, 1, w);
   if (n == 32) return bi::launch_warp_staged_on<32, true, S, InfoWord, true>(exec, lo, src, 1, w);
   if (n <= 32) return bi::launch_warp_staged_on<32, false, S, InfoWord, true>(exec, lo, src, 1, w);
@@ -180,7 +226,8 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   const InfoView<Exec>& info = ctx.info;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    if (cuda_staged<T>(n, opt)) return staged_potrf(exec, n, a, info.data());
+    const Staged kind = cuda_staged<T>(exec, n, opt);
+    if (kind != Staged::None) return staged_potrf(exec, kind, n, a, info.data());
   }
 #endif
   if constexpr (is_host_exec<Exec>()) {
@@ -267,9 +314,10 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOption
   if (n == 0) return 0;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    if (cuda_staged<T>(n, opt)) {  // the kernel writes the pinned host word: launch, then wait
+    const Staged kind = cuda_staged<T>(exec, n, opt);
+    if (kind != Staged::None) {  // the kernel writes the pinned host word: launch, then wait
       auto& w = CudaInfoWords::get(exec);
-      staged_potrf(exec, n, a, w.h.data());
+      staged_potrf(exec, kind, n, a, w.h.data());
       exec.fence();
       return w.h(0);
     }

@@ -17,6 +17,10 @@
 // (cudaGraphExecUpdate keeps the instantiated graph when only pointers changed). If recording
 // fails, the plan runs directly from then on (uses_graph() tells).
 //
+// Small orders on CUDA (the staged kernels: up to 180 and 193-208 in double, 240 in float)
+// are one launch that writes the plan's pinned info word, on the execution space's stream:
+// nothing to record.
+//
 // kolesky::potrf without a plan runs the same code, with per-stream cached workspace.
 #pragma once
 #include <Kokkos_Core.hpp>
@@ -81,6 +85,13 @@ class PotrfPlan {
     const auto l = lower(a);
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (is_cuda) {
+      const impl::Staged kind = impl::cuda_staged<T>(exec_, n_, opt_);
+      if (kind != impl::Staged::None) {  // one launch that writes the pinned word: no graph
+        replayed_ = false;
+        impl::staged_potrf(exec_, kind, n_, l, host_info_.data());
+        exec_.fence();
+        return host_info_(0);
+      }
       const Key key{l.p, l.rs, l.cs};
       const Kokkos::Cuda& w = *own_->exec;
       impl::stream_wait(w, exec_, own_->to_side);  // after what exec_ already holds
