@@ -13,7 +13,6 @@
 
 #include "common/Kolesky_Profiling.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <memory>
 #include <type_traits>
