@@ -339,6 +339,61 @@ __device__ __forceinline__ void block_stage_out(const T* const s, const M& m, co
     }
   }
 }
+
+// sum_a / sum_b[j] -= L(r, c) L(k + j, c) over this part's 16-byte chunks of columns [c0, c1)
+// (c0 and c1 multiples of E; the chunks are dealt to the S parts of the row in turn).
+template <int B, int S, int E, class T>
+__device__ __forceinline__ void staged_dot(T (&sum_a)[B], T (&sum_b)[B], const T* const row,
+                                           const T* const s, const int k, const int n,
+                                           const int c0, const int c1, const int part) {
+  using P = WarpPacked<T>;
+  using W = WarpVec<T>;
+  using V = typename W::type;
+  int offk[B];
+#pragma unroll
+  for (int j = 0; j < B; ++j) offk[j] = P::off(k + j < n ? k + j : 0);
+#pragma unroll 2
+  for (int c = c0 + part * E; c < c1; c += S * E) {
+    const V mine = *reinterpret_cast<const V*>(row + c);
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        if (e % 2 == 0)
+          sum_a[j] = fma(-W::get(mine, e), W::get(lk, e), sum_a[j]);
+        else
+          sum_b[j] = fma(-W::get(mine, e), W::get(lk, e), sum_b[j]);
+      }
+    }
+  }
+}
+
+// Every calling lane factors the panel's B x B diagonal block from dbuf (rows as formed, only
+// the lower triangle read) into ld, with the inverse pivots in rinv: the same arithmetic in
+// each lane, so the same result and the same failing column (fail = k0 + j + 1, kept if set);
+// a unit pivot past a failure. ld[j][j] stays the raw pivot.
+template <int B, class T>
+__device__ __forceinline__ void staged_block_factor(const T* const dbuf, const int k0,
+                                                    T (&ld)[B][B], T (&rinv)[B], int& fail) {
+#pragma unroll
+  for (int a = 0; a < B; ++a)
+#pragma unroll
+    for (int c = 0; c <= a; ++c) ld[a][c] = dbuf[a * B + c];
+#pragma unroll
+  for (int j = 0; j < B; ++j) {
+    const T d = ld[j][j];
+    const bool ok = kolesky::impl::usable_pivot(d);
+    if (!ok && fail == 0) fail = k0 + j + 1;
+    rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
+#pragma unroll
+    for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
+#pragma unroll
+    for (int a = j + 1; a < B; ++a)
+#pragma unroll
+      for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
+  }
+}
 #endif
 
 template <int N, bool Exact, class T, class Source, class Info, bool Precise = false>
@@ -346,8 +401,6 @@ __global__ void __launch_bounds__(N, 1)
     block_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
   using P = WarpPacked<T>;
-  using W = WarpVec<T>;
-  using V = typename W::type;
   constexpr int B = kStagedPanel, E = P::E, NW = N / 32;
   extern __shared__ __align__(16) unsigned char kolesky_block_staged_smem[];
   T* const s = reinterpret_cast<T*>(kolesky_block_staged_smem);
@@ -370,29 +423,13 @@ __global__ void __launch_bounds__(N, 1)
     const bool active = live && r >= k0;
     if (32 * w + 31 >= k0) {  // warps of finished rows only wait at the barriers
       if (active) {
-#pragma unroll
-        for (int j = 0; j < B; ++j) acc[j] = k0 + j < n ? row[k0 + j] : T(0);
         T acc2[B];  // a second chain per column, halving the dependent FMAs
 #pragma unroll
-        for (int j = 0; j < B; ++j) acc2[j] = T(0);
-        int offk[B];
-#pragma unroll
-        for (int j = 0; j < B; ++j) offk[j] = P::off(k0 + j < n ? k0 + j : 0);
-#pragma unroll 2
-        for (int c = 0; c < k0; c += E) {  // k0 is a multiple of E
-          const V mine = *reinterpret_cast<const V*>(row + c);
-#pragma unroll
-          for (int j = 0; j < B; ++j) {
-            const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-              if (e % 2 == 0)
-                acc[j] = fma(-W::get(mine, e), W::get(lk, e), acc[j]);
-              else
-                acc2[j] = fma(-W::get(mine, e), W::get(lk, e), acc2[j]);
-            }
-          }
+        for (int j = 0; j < B; ++j) {
+          acc[j] = k0 + j < n ? row[k0 + j] : T(0);
+          acc2[j] = T(0);
         }
+        staged_dot<B, 1, E>(acc, acc2, row, s, k0, n, 0, k0, 0);
 #pragma unroll
         for (int j = 0; j < B; ++j) acc[j] += acc2[j];
       }
@@ -404,26 +441,8 @@ __global__ void __launch_bounds__(N, 1)
     }
     __syncthreads();
     if (32 * w + 31 >= k0) {
-      // Every lane factors the diagonal block (the same arithmetic in each, so the same
-      // result and the same failing column), a unit pivot past a failure.
-      T ld[B][B], rinv[B];
-#pragma unroll
-      for (int a = 0; a < B; ++a)
-#pragma unroll
-        for (int c = 0; c <= a; ++c) ld[a][c] = dbuf[a * B + c];
-#pragma unroll
-      for (int j = 0; j < B; ++j) {
-        const T d = ld[j][j];
-        const bool ok = kolesky::impl::usable_pivot(d);
-        if (!ok && fail == 0) fail = k0 + j + 1;
-        rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
-#pragma unroll
-        for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
-#pragma unroll
-        for (int a = j + 1; a < B; ++a)
-#pragma unroll
-          for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
-      }
+      T ld[B][B], rinv[B];  // every lane factors the diagonal block (no exchange per column)
+      staged_block_factor(dbuf, k0, ld, rinv, fail);
       if (active) {  // this row against the block: L(r, k0 + j), j <= r - k0
 #pragma unroll
         for (int j = 0; j < B; ++j) {
@@ -480,37 +499,6 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
                                          "not launch: ") + cudaGetErrorString(e));
 }
 
-#if defined(__CUDA_ARCH__)
-// sum_a / sum_b[j] -= L(r, c) L(k + j, c) over this part's 16-byte chunks of columns [c0, c1)
-// (c0 and c1 multiples of E; the chunks are dealt to the S parts of the row in turn).
-template <int B, int S, int E, class T>
-__device__ __forceinline__ void split_staged_dot(T (&sum_a)[B], T (&sum_b)[B], const T* const row,
-                                                 const T* const s, const int k, const int n,
-                                                 const int c0, const int c1, const int part) {
-  using P = WarpPacked<T>;
-  using W = WarpVec<T>;
-  using V = typename W::type;
-  int offk[B];
-#pragma unroll
-  for (int j = 0; j < B; ++j) offk[j] = P::off(k + j < n ? k + j : 0);
-#pragma unroll 2
-  for (int c = c0 + part * E; c < c1; c += S * E) {
-    const V mine = *reinterpret_cast<const V*>(row + c);
-#pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        if (e % 2 == 0)
-          sum_a[j] = fma(-W::get(mine, e), W::get(lk, e), sum_a[j]);
-        else
-          sum_b[j] = fma(-W::get(mine, e), W::get(lk, e), sum_b[j]);
-      }
-    }
-  }
-}
-#endif
-
 // One matrix as fast as possible rather than many per second (the one-matrix potrf of
 // issue 15, orders 17-256): the block kernel's panels with S threads per row, so that a block
 // of N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
@@ -526,8 +514,6 @@ __global__ void __launch_bounds__(N * S, 1)
     split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
   using P = WarpPacked<T>;
-  using W = WarpVec<T>;
-  using V = typename W::type;
   constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
   static_assert(32 % S == 0 && RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
   extern __shared__ __align__(16) unsigned char kolesky_split_staged_smem[];
@@ -562,7 +548,7 @@ __global__ void __launch_bounds__(N * S, 1)
     T acc[B];
     if (busy) {
       // The previous panel's columns [k0 - B, k0), finished at the last barrier.
-      split_staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
+      staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
                                 part);
 #pragma unroll
       for (int j = 0; j < B; ++j) {
@@ -578,24 +564,8 @@ __global__ void __launch_bounds__(N * S, 1)
       if (w == k0 / RW) {
         __syncwarp();
         T ld[B][B], rinv[B];
-#pragma unroll
-        for (int a = 0; a < B; ++a)
-#pragma unroll
-          for (int c = 0; c <= a; ++c) ld[a][c] = dbuf[a * B + c];
         int fail = 0;
-#pragma unroll
-        for (int j = 0; j < B; ++j) {
-          const T d = ld[j][j];
-          const bool ok = kolesky::impl::usable_pivot(d);
-          if (!ok && fail == 0) fail = k0 + j + 1;
-          rinv[j] = ok ? kolesky::impl::rsqrt(d) : T(1);
-#pragma unroll
-          for (int a = j + 1; a < B; ++a) ld[a][j] *= rinv[j];
-#pragma unroll
-          for (int a = j + 1; a < B; ++a)
-#pragma unroll
-            for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
-        }
+        staged_block_factor(dbuf, k0, ld, rinv, fail);
         if (lane == 0) {  // every lane holds the same factor
 #pragma unroll
           for (int a = 0; a < B; ++a) {
@@ -615,7 +585,7 @@ __global__ void __launch_bounds__(N * S, 1)
         sum_a[j] = part == 0 && next && k1 + j <= r ? row[k1 + j] : T(0);
         sum_b[j] = T(0);
       }
-      split_staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
+      staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
     }
     __syncthreads();
     if (busy && active && part == 0) {  // this row against the block: L(r, k0 + j), j <= r - k0
