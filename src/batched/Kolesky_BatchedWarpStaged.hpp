@@ -394,6 +394,23 @@ __device__ __forceinline__ void staged_block_factor(const T* const dbuf, const i
       for (int c = j + 1; c <= a; ++c) ld[a][c] -= ld[a][j] * ld[c][j];
   }
 }
+
+// Row r against the factored diagonal block: acc becomes L(r, k0 + j), j <= r - k0, stored into
+// the row's packed entries `out` (Precise: the raw pivot on the diagonal, its sqrt taken later).
+template <bool Precise, int B, class T>
+__device__ __forceinline__ void staged_row_solve(T (&acc)[B], const T (&ld)[B][B],
+                                                 const T (&rinv)[B], const int k0, const int r,
+                                                 T* const out) {
+#pragma unroll
+  for (int j = 0; j < B; ++j) {
+#pragma unroll
+    for (int c = 0; c < j; ++c) acc[j] -= acc[c] * ld[j][c];
+    acc[j] = Precise && k0 + j == r ? ld[j][j] : acc[j] * rinv[j];
+  }
+#pragma unroll
+  for (int j = 0; j < B; ++j)
+    if (k0 + j <= r) out[k0 + j] = acc[j];
+}
 #endif
 
 template <int N, bool Exact, class T, class Source, class Info, bool Precise = false>
@@ -443,18 +460,7 @@ __global__ void __launch_bounds__(N, 1)
     if (32 * w + 31 >= k0) {
       T ld[B][B], rinv[B];  // every lane factors the diagonal block (no exchange per column)
       staged_block_factor(dbuf, k0, ld, rinv, fail);
-      if (active) {  // this row against the block: L(r, k0 + j), j <= r - k0
-#pragma unroll
-        for (int j = 0; j < B; ++j) {
-#pragma unroll
-          for (int c = 0; c < j; ++c) acc[j] -= acc[c] * ld[j][c];
-          acc[j] = Precise && k0 + j == r ? ld[j][j] : acc[j] * rinv[j];  // Precise: raw pivot
-        }
-        T* const out = s + P::off(r);
-#pragma unroll
-        for (int j = 0; j < B; ++j)
-          if (k0 + j <= r) out[k0 + j] = acc[j];
-      }
+      if (active) staged_row_solve<Precise>(acc, ld, rinv, k0, r, s + P::off(r));
     }
     __syncthreads();
   }
@@ -588,17 +594,15 @@ __global__ void __launch_bounds__(N * S, 1)
       staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
     }
     __syncthreads();
-    if (busy && active && part == 0) {  // this row against the block: L(r, k0 + j), j <= r - k0
+    if (busy && active && part == 0) {  // the published factor, then this row against it
+      T ld[B][B], rinv[B];
 #pragma unroll
-      for (int j = 0; j < B; ++j) {
+      for (int a = 0; a < B; ++a) {
+        rinv[a] = fbuf[B * B + a];
 #pragma unroll
-        for (int c = 0; c < j; ++c) acc[j] -= acc[c] * fbuf[j * B + c];
-        acc[j] = Precise && k0 + j == r ? fbuf[j * B + j] : acc[j] * fbuf[B * B + j];
+        for (int c = 0; c <= a; ++c) ld[a][c] = fbuf[a * B + c];
       }
-      T* const out = s + P::off(r);
-#pragma unroll
-      for (int j = 0; j < B; ++j)
-        if (k0 + j <= r) out[k0 + j] = acc[j];
+      staged_row_solve<Precise>(acc, ld, rinv, k0, r, s + P::off(r));
     }
     __syncthreads();
   }
