@@ -23,8 +23,6 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -303,7 +301,6 @@ __global__ void __launch_bounds__(64, MinBlocks)
 // against it. Two block barriers per panel. Warp w holds rows 32w .. 32w + 31, so the warps of
 // the first rows leave early and the matrices beside them on the SM take their place.
 constexpr int kStagedPanel = 8;
-constexpr int kSplitParts = 8;  // split_staged_kernel: threads that share a row's dot products
 
 #if defined(__CUDA_ARCH__)
 // The lower triangle of m (order n) into the packed buffer s by the NW warps of a block,
@@ -414,69 +411,6 @@ __device__ __forceinline__ void staged_row_solve(T (&acc)[B], const T (&ld)[B][B
   for (int j = 0; j < B; ++j)
     if (k0 + j <= r) out[k0 + j] = acc[j];
 }
-
-// The split kernel's dot products: sum[q][j] -= L(r_q, c) L(k + j, c) over columns [c0, c1)
-// for the R rows `rows` of this thread's group of kSplitParts threads. Part p takes chunks p,
-// p + 8, ...: a group (a quarter warp) reads 8 consecutive 16-byte chunks of one row per load,
-// 128 bytes on 32 distinct banks wherever the row starts, and each panel row's chunk serves
-// the R rows from a register.
-template <int B, int R, int E, class T>
-__device__ __forceinline__ void staged_dot_rows(T (&sum)[R][B], const int (&rows)[R],
-                                                const T* const s, const int k, const int n,
-                                                const int c0, const int c1, const int part) {
-  using P = WarpPacked<T>;
-  using W = WarpVec<T>;
-  using V = typename W::type;
-  int offk[B];
-#pragma unroll
-  for (int j = 0; j < B; ++j) offk[j] = P::off(k + j < n ? k + j : 0);
-#pragma unroll 1
-  for (int c = c0 + part * E; c < c1; c += kSplitParts * E) {
-    V mine[R];
-#pragma unroll
-    for (int q = 0; q < R; ++q) mine[q] = *reinterpret_cast<const V*>(s + rows[q] + c);
-#pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const V lk = *reinterpret_cast<const V*>(s + offk[j] + c);
-#pragma unroll
-      for (int q = 0; q < R; ++q)
-#pragma unroll
-        for (int e = 0; e < E; ++e) sum[q][j] = fma(-W::get(mine[q], e), W::get(lk, e), sum[q][j]);
-    }
-  }
-}
-
-// Sums of the group's kSplitParts threads: afterwards sum[0][*] holds row part / (8 / R)'s
-// totals in every thread (a reduce-scatter over the rows, then an all-reduce: 8 * (R - 1)
-// + 8 * log2(8 / R) shuffles instead of 24 R).
-template <int B, int R, class T>
-__device__ __forceinline__ void split_reduce(T (&sum)[R][B], const int part) {
-  static_assert(R == 1 || R == 2 || R == 4, "1, 2 or 4 rows per group");
-  int o = kSplitParts / 2;
-  if (R == 4) {
-    const bool up = part & o;
-#pragma unroll
-    for (int q = 0; q < 2; ++q)
-#pragma unroll
-      for (int j = 0; j < B; ++j) {
-        const T lo = sum[q][j], hi = sum[q + 2][j];
-        sum[q][j] = (up ? hi : lo) + __shfl_xor_sync(0xffffffffu, up ? lo : hi, o);
-      }
-    o /= 2;
-  }
-  if (R >= 2) {
-    const bool up = part & o;
-#pragma unroll
-    for (int j = 0; j < B; ++j) {
-      const T lo = sum[0][j], hi = sum[R >= 2 ? 1 : 0][j];
-      sum[0][j] = (up ? hi : lo) + __shfl_xor_sync(0xffffffffu, up ? lo : hi, o);
-    }
-    o /= 2;
-  }
-  for (; o > 0; o /= 2)
-#pragma unroll
-    for (int j = 0; j < B; ++j) sum[0][j] += __shfl_xor_sync(0xffffffffu, sum[0][j], o);
-}
 #endif
 
 template <int N, bool Exact, class T, class Source, class Info, bool Precise = false>
@@ -572,26 +506,22 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 }
 
 // One matrix as fast as possible rather than many per second (the one-matrix potrf of
-// issue 15, orders 17-256): the block kernel's left-looking panels, with each row's dot
-// products split over a group of kSplitParts threads (a quarter warp) and each group holding
-// R rows. The group reads 128 contiguous bytes per load (no bank conflicts wherever a row
-// starts) and a panel row's chunk serves its R rows from a register: ~3x fewer shared-memory
-// wavefronts per FMA than one row per 2-4 threads, which Nsight Compute showed to be the bound
-// at n >= 200 (docs/performance_log.md, issue 15, session 13). The panel's diagonal block is
-// factored by the one warp that holds its rows (4 R >= B), which publishes the factor for the
-// other warps' solves; while it does, the other warps form their rows' sums for the next panel
-// over the columns already finished (a look-ahead: only the last panel's B columns are left
-// for after the barrier). Two block barriers per panel. Shared memory: the packed triangle of
-// max_n (227 KB hold n = 239 in double, 256 in float on sm_90).
-template <int N, int R, class T, class Source, class Info, bool Precise = false>
-__global__ void __launch_bounds__(N / R * kSplitParts, 1)
+// issue 15, orders 17-256): the block kernel's panels with S threads per row, so that a block
+// of N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
+// exposed. A row's dot products are split over its S threads by 16-byte chunks and summed by
+// shuffles; the panel's diagonal block is factored by the one warp that holds its rows
+// (B * S <= 32), which publishes the factor for the other warps' solves. While it does, the
+// other warps form their rows' sums for the next panel over the columns already finished
+// (a look-ahead: only the last panel's B columns are left for after the barrier). Two block
+// barriers per panel. Shared memory: the packed triangle of max_n (227 KB hold n = 239 in
+// double, 256 in float on sm_90).
+template <int N, int S, class T, class Source, class Info, bool Precise = false>
+__global__ void __launch_bounds__(N * S, 1)
     split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
 #if defined(__CUDA_ARCH__)
   using P = WarpPacked<T>;
-  constexpr int B = kStagedPanel, E = P::E, G = kSplitParts, NW = N / R * G / 32;
-  constexpr int RW = 32 / G * R;  // rows per warp
-  constexpr int H = G / R;        // threads per row after the reduction
-  static_assert(RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
+  constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
+  static_assert(32 % S == 0 && RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
   extern __shared__ __align__(16) unsigned char kolesky_split_staged_smem[];
   T* const s = reinterpret_cast<T*>(kolesky_split_staged_smem);
   T* const dbuf = s + P::off(max_n);  // the panel's diagonal block, as the rows formed it
@@ -607,34 +537,33 @@ __global__ void __launch_bounds__(N / R * kSplitParts, 1)
   if (tid == 0) *sfail = 0;
   warp_copy_wait();
   __syncthreads();
-  const int part = tid % G, r0 = tid / G * R;  // the group's rows r0 .. r0 + R - 1
-  const bool glive = r0 < n;
-  int rows[R];  // their packed offsets (row 0 for rows past n: read, never written)
-#pragma unroll
-  for (int q = 0; q < R; ++q) rows[q] = P::off(r0 + q < n ? r0 + q : 0);
-  const int r = r0 + part / H;          // the row this thread holds after a reduction
-  const bool owner = part % H == 0;     // ... and solves and stores
+  const int r = tid / S, part = tid % S;  // this thread's row, and its share of the row
   const bool live = r < n;
-  // The group's sums for the coming panel, reduced over its threads only once the panel's
-  // last B columns are in. The matrix entries enter through one part.
-  T sum[R][B];
+  const T* const row = s + P::off(live ? r : 0);
+  // This thread's share of its row's sums for the coming panel, two chains per entry, summed
+  // over the row's threads only once the panel's last B columns are in.
+  T sum_a[B], sum_b[B];
 #pragma unroll
-  for (int q = 0; q < R; ++q)
-#pragma unroll
-    for (int j = 0; j < B; ++j)
-      sum[q][j] = part == 0 && r0 + q < n && j <= r0 + q ? s[rows[q] + j] : T(0);
+  for (int j = 0; j < B; ++j) {
+    sum_a[j] = part == 0 && live && j <= r ? row[j] : T(0);
+    sum_b[j] = T(0);
+  }
   for (int k0 = 0; k0 < n; k0 += B) {
-    const bool active = glive && r0 >= k0;  // the group's rows are all >= k0 or all < k0
+    const bool active = live && r >= k0;
     const bool busy = RW * w + RW - 1 >= k0;  // the warp has rows left (uniform over it)
     T acc[B];
     if (busy) {
       // The previous panel's columns [k0 - B, k0), finished at the last barrier.
-      staged_dot_rows<B, R, E>(sum, rows, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0, part);
-      split_reduce(sum, part);
+      staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
+                                part);
 #pragma unroll
-      for (int j = 0; j < B; ++j) acc[j] = sum[0][j];
+      for (int j = 0; j < B; ++j) {
+        acc[j] = sum_a[j] + sum_b[j];
+#pragma unroll
+        for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+      }
       const int i = r - k0;  // the diagonal block's rows (in warp k0 / RW); past n an identity row
-      if (owner && i >= 0 && i < B) {
+      if (part == 0 && i >= 0 && i < B) {
 #pragma unroll
         for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
       }
@@ -656,17 +585,16 @@ __global__ void __launch_bounds__(N / R * kSplitParts, 1)
       // Look-ahead: the next panel's sums over the finished columns [0, k0), while the
       // diagonal block is factored.
       const int k1 = k0 + B;
-      const bool next = glive && r0 >= k1;
+      const bool next = live && r >= k1;
 #pragma unroll
-      for (int q = 0; q < R; ++q)
-#pragma unroll
-        for (int j = 0; j < B; ++j)
-          sum[q][j] = part == 0 && next && r0 + q < n && k1 + j <= r0 + q ? s[rows[q] + k1 + j]
-                                                                          : T(0);
-      staged_dot_rows<B, R, E>(sum, rows, s, k1, n, 0, next ? k0 : 0, part);
+      for (int j = 0; j < B; ++j) {
+        sum_a[j] = part == 0 && next && k1 + j <= r ? row[k1 + j] : T(0);
+        sum_b[j] = T(0);
+      }
+      staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
     }
     __syncthreads();
-    if (busy && active && live && owner) {  // the published factor, then this row against it
+    if (busy && active && part == 0) {  // the published factor, then this row against it
       T ld[B][B], rinv[B];
 #pragma unroll
       for (int a = 0; a < B; ++a) {
@@ -679,7 +607,7 @@ __global__ void __launch_bounds__(N / R * kSplitParts, 1)
     __syncthreads();
   }
   if (Precise) {  // the raw pivots on the diagonal become their square roots
-    if (live && owner) {
+    if (live && part == 0) {
       T& x = s[P::off(r) + r];
       if (kolesky::impl::usable_pivot(x)) x = kolesky::impl::sqrt(x);
     }
@@ -699,29 +627,20 @@ constexpr std::size_t split_staged_bytes(const int max_n) {
           kStagedPanel) * sizeof(T) + sizeof(int);
 }
 
-template <int N, int R, class Source, class Info, bool Precise = false>
+template <int N, int S, class Source, class Info, bool Precise = false>
 void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                             const int count, const int max_n, const Info& info) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   if (count <= 0) return;
   const std::size_t bytes = split_staged_bytes<T>(max_n);
-  auto kernel = split_staged_kernel<N, R, T, Source, Info, Precise>;
-  // The opt-in shared memory, asked for once per device (the setting belongs to the kernel on
-  // the current device; asking costs ~1 us, a few percent of a small factorization).
-  static std::atomic<unsigned long long> opted{0};
-  const int dev = exec.cuda_device();
-  const unsigned long long bit = dev < 64 ? 1ull << dev : 0ull;
-  if (bit == 0 || (opted.load(std::memory_order_relaxed) & bit) == 0) {
-    const int most = exec.cuda_device_prop().sharedMemPerBlockOptin;
-    const cudaError_t attr = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(most, int(bytes)));
-    if (attr != cudaSuccess)
-      throw std::runtime_error(std::string("kolesky::potrf: the staged kernel for n = ") +
-                               std::to_string(max_n) + " cannot have its shared memory: " +
-                               cudaGetErrorString(attr));
-    opted.fetch_or(bit, std::memory_order_relaxed);
-  }
-  kernel<<<unsigned(count), dim3(32, N / R * kSplitParts / 32), bytes, exec.cuda_stream()>>>(
+  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise>;
+  const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (attr != cudaSuccess)
+    throw std::runtime_error(std::string("kolesky::potrf: the staged kernel for n = ") +
+                             std::to_string(max_n) + " cannot have its shared memory: " +
+                             cudaGetErrorString(attr));
+  kernel<<<unsigned(count), dim3(32, N * S / 32), bytes, exec.cuda_stream()>>>(
       src, max_n, uplo == Uplo::Lower, info);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
