@@ -23,6 +23,8 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -478,6 +480,24 @@ __global__ void __launch_bounds__(N, 1)
 #endif
 }
 
+// A one-block kernel's dynamic shared memory above the default 48 KB: set to the device's
+// opt-in maximum once per device and kernel (`opted` holds a bit per device), not at every
+// launch (~1 us, a few percent of a small factorization).
+inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* const kernel,
+                          const Kokkos::Cuda& exec, const std::size_t bytes,
+                          const char* const what) {
+  const int dev = exec.cuda_device();
+  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  if (bit != 0 && (opted.load(std::memory_order_acquire) & bit) != 0) return;
+  const int most = std::max(int(exec.cuda_device_prop().sharedMemPerBlockOptin), int(bytes));
+  const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
+  if (attr != cudaSuccess)
+    throw std::runtime_error(std::string(what) + " cannot have its shared memory (" +
+                             std::to_string(bytes) + " bytes): " + cudaGetErrorString(attr));
+  opted.fetch_or(bit, std::memory_order_release);
+}
+
 // Shared memory for the largest order in the batch, not N: more matrices per SM (n = 100 in
 // double: 41 KB, five blocks, instead of 66 KB and three).
 template <int N, bool Exact, class Source, class Info, bool Precise = false>
@@ -490,7 +510,7 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
       sizeof(T);
   auto kernel = block_staged_kernel<N, Exact, T, Source, Info, Precise>;
   // Above the 48 KB a launch gets by default (66 KB at N = 128 in double). Asked for at every
-  // launch: the setting belongs to the current device, and it costs about a microsecond.
+  // launch, for exactly these bytes: a batch's launch costs far more than the ~1 us.
   const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (attr != cudaSuccess)
@@ -505,6 +525,11 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
                                          "not launch: ") + cudaGetErrorString(e));
 }
 
+// split_staged_kernel's trace points per panel: its start; the panel's sums reduced (busy
+// warps); the diagonal block factored and published (its warp); the look-ahead done; past the
+// first barrier; the rows solved.
+constexpr int kSplitTracePoints = 6;
+
 // One matrix as fast as possible rather than many per second (the one-matrix potrf of
 // issue 15, orders 17-256): the block kernel's panels with S threads per row, so that a block
 // of N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
@@ -515,9 +540,12 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 // (a look-ahead: only the last panel's B columns are left for after the barrier). Two block
 // barriers per panel. Shared memory: the packed triangle of max_n (227 KB hold n = 239 in
 // double, 256 in float on sm_90).
+// trace (null but for `kolesky_perf_dense --trace`): lane 0 of every warp stamps clock64() at
+// the kSplitTracePoints of every panel into trace[(panel * 32 + warp) * kSplitTracePoints + point].
 template <int N, int S, class T, class Source, class Info, bool Precise = false>
 __global__ void __launch_bounds__(N * S, 1)
-    split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info) {
+    split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info,
+                        long long* const trace) {
 #if defined(__CUDA_ARCH__)
   using P = WarpPacked<T>;
   constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
@@ -548,6 +576,28 @@ __global__ void __launch_bounds__(N * S, 1)
     sum_a[j] = part == 0 && live && j <= r ? row[j] : T(0);
     sum_b[j] = T(0);
   }
+  // The trace's clock reads are pinned to the barriers in one asm statement (a lone clock64()
+  // may be moved across __syncthreads()).
+  const auto at = [&](const int k0, const int point) -> long long& {
+    return trace[((k0 / B) * 32 + w) * kSplitTracePoints + point];
+  };
+  const auto stamp = [&](const int k0, const int point) {
+    if (trace == nullptr) return;
+    long long c;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
+    if (lane == 0) at(k0, point) = c;
+  };
+  const auto barrier = [&](const int k0, const int before, const int after) {
+    if (trace == nullptr) return __syncthreads();
+    long long c0, c1;
+    asm volatile("mov.u64 %0, %%clock64;\n\tbar.sync 0;\n\tmov.u64 %1, %%clock64;"
+                 : "=l"(c0), "=l"(c1)::"memory");
+    if (lane == 0) {
+      at(k0, before) = c0;
+      if (k0 + (after == 0 ? B : 0) < n) at(k0 + (after == 0 ? B : 0), after) = c1;
+    }
+  };
+  stamp(0, 0);
   for (int k0 = 0; k0 < n; k0 += B) {
     const bool active = live && r >= k0;
     const bool busy = RW * w + RW - 1 >= k0;  // the warp has rows left (uniform over it)
@@ -567,6 +617,7 @@ __global__ void __launch_bounds__(N * S, 1)
 #pragma unroll
         for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
       }
+      stamp(k0, 1);
       if (w == k0 / RW) {
         __syncwarp();
         T ld[B][B], rinv[B];
@@ -581,6 +632,7 @@ __global__ void __launch_bounds__(N * S, 1)
           }
           if (fail != 0 && *sfail == 0) *sfail = fail;
         }
+        stamp(k0, 2);
       }
       // Look-ahead: the next panel's sums over the finished columns [0, k0), while the
       // diagonal block is factored.
@@ -593,7 +645,7 @@ __global__ void __launch_bounds__(N * S, 1)
       }
       staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
     }
-    __syncthreads();
+    barrier(k0, 3, 4);
     if (busy && active && part == 0) {  // the published factor, then this row against it
       T ld[B][B], rinv[B];
 #pragma unroll
@@ -604,7 +656,7 @@ __global__ void __launch_bounds__(N * S, 1)
       }
       staged_row_solve<Precise>(acc, ld, rinv, k0, r, s + P::off(r));
     }
-    __syncthreads();
+    barrier(k0, 5, 0);  // the next panel starts
   }
   if (Precise) {  // the raw pivots on the diagonal become their square roots
     if (live && part == 0) {
@@ -616,7 +668,7 @@ __global__ void __launch_bounds__(N * S, 1)
   block_stage_out<NW>(s, m, n, by_column, w, lane);
   if (tid == 0) info(b) = *sfail;
 #else
-  (void)src, (void)max_n, (void)lower, (void)info;
+  (void)src, (void)max_n, (void)lower, (void)info, (void)trace;
 #endif
 }
 
@@ -629,19 +681,17 @@ constexpr std::size_t split_staged_bytes(const int max_n) {
 
 template <int N, int S, class Source, class Info, bool Precise = false>
 void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
-                            const int count, const int max_n, const Info& info) {
+                            const int count, const int max_n, const Info& info,
+                            long long* const trace = nullptr) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   if (count <= 0) return;
   const std::size_t bytes = split_staged_bytes<T>(max_n);
   auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise>;
-  const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  if (attr != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::potrf: the staged kernel for n = ") +
-                             std::to_string(max_n) + " cannot have its shared memory: " +
-                             cudaGetErrorString(attr));
+  static std::atomic<unsigned long long> opted{0};  // per kernel: the devices it is set on
+  opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
+                "kolesky::potrf: the split staged kernel");
   kernel<<<unsigned(count), dim3(32, N * S / 32), bytes, exec.cuda_stream()>>>(
-      src, max_n, uplo == Uplo::Lower, info);
+      src, max_n, uplo == Uplo::Lower, info, trace);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("kolesky::potrf: the staged kernel did not launch: ") +

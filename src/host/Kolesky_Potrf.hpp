@@ -128,6 +128,7 @@ constexpr bool cuda_split_wins(const int n) {
 struct StagedKnobs {
   int split_min = kCudaSplitMin;
   int split_max = 0;
+  long long* split_trace = nullptr;  // device buffer for the split kernel's clock64 trace
   static StagedKnobs& get() {
     static StagedKnobs k;
     return k;
@@ -183,10 +184,12 @@ void staged_potrf(const Kokkos::Cuda& exec, const Staged kind, const int n, cons
   const InfoWord w{info};
   const Uplo lo = Uplo::Lower;
   if (kind == Staged::Split) {
-    if (n <= 64) return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w);
+    long long* const tr = StagedKnobs::get().split_trace;
+    if (n <= 64)
+      return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
     if (n <= 128)
-      return bi::launch_split_staged_on<128, 4, S, InfoWord, true>(exec, lo, src, 1, n, w);
-    return bi::launch_split_staged_on<256, 2, S, InfoWord, true>(exec, lo, src, 1, n, w);
+      return bi::launch_split_staged_on<128, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
+    return bi::launch_split_staged_on<256, 2, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
   }
   if (n <= 24) return bi::launch_warp_staged_on<24, false, S, InfoWord, true>(exec, lo, src, 1, w);
   if (n == 32) return bi::launch_warp_staged_on<32, true, S, InfoWord, true>(exec, lo, src, 1, w);
