@@ -262,58 +262,50 @@ void split_trace_one(const int n) {
   int khz = 0;
   cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, Exec().cuda_device());
   const auto at = [&](int p, int w, int i) { return h(std::size_t((p * 32 + w) * P + i)); };
-  // Per panel: its span (start to the next panel's start), the busy warps' dot + reduce (A),
-  // the factor warp's factor (F) and look-ahead after it (LF), the other warps' look-ahead (LO),
-  // the first barrier from the last arrival to the first release (B1), the solves (S), the
-  // second barrier from the last solve to the next panel's first start (B2).
-  double span = 0, sa = 0, sf = 0, slf = 0, slo = 0, sb1 = 0, ss = 0, sb2 = 0;
+  // Only clock reads taken before a barrier are used: ptxas may hoist a read past the barrier
+  // that follows it in the same asm statement (such reads came out earlier than other warps'
+  // arrivals), so a barrier is taken to release when its last warp arrives. Per panel, from
+  // the previous panel's last solve (or the kernel's first stamp): the busy warps' sums and
+  // reduction (A); the factor warp's factor (F) and look-ahead after it (LF); the other warps'
+  // look-ahead (LO); from the last arrival at the first barrier to the last solve (S: the
+  // barrier's release, the published factor's loads and the row solves).
+  double span = 0, sa = 0, sf = 0, slf = 0, slo = 0, ss = 0;
   int factor_last = 0;
-  long long first = 0, last = 0;
+  long long prev = 0, first = 0;
   for (int p = 0; p < panels; ++p) {
-    long long start = 0, arrive = 0, release = 0, solved = 0, a_end = 0, lo = 0, s = 0;
+    long long start = 0, arrive = 0, solved = 0, a_end = 0, lo = 0;
     int fw = -1, last_w = -1;
     for (int w = 0; w < 32; ++w) {
-      if (at(p, w, 0) == 0) continue;
-      start = start == 0 ? at(p, w, 0) : std::min(start, at(p, w, 0));
+      if (at(p, w, 3) == 0) continue;  // warps not in the block
+      if (p == 0 && at(p, w, 0) != 0)
+        start = start == 0 ? at(p, w, 0) : std::min(start, at(p, w, 0));
       if (at(p, w, 3) > arrive) arrive = at(p, w, 3), last_w = w;
-      release = release == 0 ? at(p, w, 4) : std::min(release, at(p, w, 4));
       solved = std::max(solved, at(p, w, 5));
       if (at(p, w, 2) != 0) fw = w;
+      if (at(p, w, 1) != 0) a_end = std::max(a_end, at(p, w, 1));
     }
-    for (int w = 0; w < 32; ++w) {
-      if (at(p, w, 1) == 0) continue;
-      a_end = std::max(a_end, at(p, w, 1));
-      if (w != fw) lo = std::max(lo, at(p, w, 3) - at(p, w, 1));
-      s = std::max(s, at(p, w, 5) - at(p, w, 4));
-    }
-    long long end = 0;  // the next panel's start, or the last solve
-    for (int w = 0; p + 1 < panels && w < 32; ++w)
-      if (at(p + 1, w, 0) != 0) end = end == 0 ? at(p + 1, w, 0) : std::min(end, at(p + 1, w, 0));
-    if (end == 0) end = solved;
-    sb2 += double(end - solved);
-    if (p == 0) first = start;
-    last = end;
-    span += double(end - start);
-    sa += double(a_end - start);
+    if (p == 0) first = prev = start;
+    for (int w = 0; w < 32; ++w)
+      if (at(p, w, 1) != 0 && w != fw) lo = std::max(lo, at(p, w, 3) - at(p, w, 1));
+    span += double(solved - prev);
+    sa += double(a_end - prev);
     if (fw >= 0) {
       sf += double(at(p, fw, 2) - at(p, fw, 1));
       slf += double(at(p, fw, 3) - at(p, fw, 2));
       factor_last += last_w == fw;
     }
     slo += double(lo);
-    sb1 += double(release - arrive);
-    ss += double(s);
+    ss += double(solved - arrive);
+    prev = solved;
   }
   const double cyc_us = khz > 0 ? 1e3 / khz : 0;  // us per cycle at the device's clock
   std::printf("split kernel n=%d %s: %d panels, info %d, untraced potrf median %.1f us; panels "
               "%.0f cycles (%.1f us at %d MHz), per panel: span %.0f | sums+reduce %.0f | factor "
-              "%.0f | factor warp's look-ahead %.0f | others' look-ahead %.0f | barrier 1 %.0f | "
-              "solve %.0f | barrier 2 %.0f; the factor warp arrived last at barrier 1 in %d of %d "
-              "panels\n",
-              n, tn, panels, info, us[us.size() / 2], double(last - first),
-              double(last - first) * cyc_us, khz / 1000, span / panels, sa / panels, sf / panels,
-              slf / panels, slo / panels, sb1 / panels, ss / panels, sb2 / panels, factor_last,
-              panels);
+              "%.0f | factor warp's look-ahead %.0f | others' look-ahead %.0f | barrier 1 + solve "
+              "%.0f; the factor warp arrived last at barrier 1 in %d of %d panels\n",
+              n, tn, panels, info, us[us.size() / 2], double(prev - first),
+              double(prev - first) * cyc_us, khz / 1000, span / panels, sa / panels, sf / panels,
+              slf / panels, slo / panels, ss / panels, factor_last, panels);
   std::fflush(stdout);
 }
 

@@ -576,8 +576,9 @@ __global__ void __launch_bounds__(N * S, 1)
     sum_a[j] = part == 0 && live && j <= r ? row[j] : T(0);
     sum_b[j] = T(0);
   }
-  // The trace's clock reads are pinned to the barriers in one asm statement (a lone clock64()
-  // may be moved across __syncthreads()).
+  // The trace's clock reads around a barrier share one asm statement with it; the read after
+  // it can still come out before other warps' arrivals (ptxas moves it), so the report
+  // (kolesky_perf_dense --trace) uses the reads before the barriers only.
   const auto at = [&](const int k0, const int point) -> long long& {
     return trace[((k0 / B) * 32 + w) * kSplitTracePoints + point];
   };
