@@ -265,11 +265,11 @@ void split_trace_one(const int n) {
   // Only clock reads taken before a barrier are used: ptxas may hoist a read past the barrier
   // that follows it in the same asm statement (such reads came out earlier than other warps'
   // arrivals), so a barrier is taken to release when its last warp arrives. Per panel, from
-  // the previous panel's last solve (or the kernel's first stamp): the busy warps' sums and
-  // reduction (A); the factor warp's factor (F) and look-ahead after it (LF); the other warps'
-  // look-ahead (LO); from the last arrival at the first barrier to the last solve (S: the
-  // barrier's release, the published factor's loads and the row solves).
-  double span = 0, sa = 0, sf = 0, slf = 0, slo = 0, ss = 0;
+  // the previous panel's last solve (or the kernel's first stamp): the busy warps' sums (A);
+  // the factor warp's sums with their reduction; its factor (F) and look-ahead after it (LF);
+  // the other warps' look-ahead with their reduction (LO); from the last arrival at the first
+  // barrier to the last solve (S: the barrier's release, the factor's loads, the row solves).
+  double span = 0, sa = 0, sfa = 0, sf = 0, slf = 0, slo = 0, ss = 0;
   int factor_last = 0;
   long long prev = 0, first = 0;
   for (int p = 0; p < panels; ++p) {
@@ -290,6 +290,7 @@ void split_trace_one(const int n) {
     span += double(solved - prev);
     sa += double(a_end - prev);
     if (fw >= 0) {
+      sfa += double(at(p, fw, 1) - prev);
       sf += double(at(p, fw, 2) - at(p, fw, 1));
       slf += double(at(p, fw, 3) - at(p, fw, 2));
       factor_last += last_w == fw;
@@ -300,11 +301,13 @@ void split_trace_one(const int n) {
   }
   const double cyc_us = khz > 0 ? 1e3 / khz : 0;  // us per cycle at the device's clock
   std::printf("split kernel n=%d %s: %d panels, info %d, untraced potrf median %.1f us; panels "
-              "%.0f cycles (%.1f us at %d MHz), per panel: span %.0f | sums+reduce %.0f | factor "
+              "%.0f cycles (%.1f us at %d MHz), per panel: span %.0f | sums (busy warps) %.0f | "
+              "factor warp's sums %.0f | factor "
               "%.0f | factor warp's look-ahead %.0f | others' look-ahead %.0f | barrier 1 + solve "
               "%.0f; the factor warp arrived last at barrier 1 in %d of %d panels\n",
               n, tn, panels, info, us[us.size() / 2], double(prev - first),
-              double(prev - first) * cyc_us, khz / 1000, span / panels, sa / panels, sf / panels,
+              double(prev - first) * cyc_us, khz / 1000, span / panels, sa / panels,
+              sfa / panels, sf / panels,
               slf / panels, slo / panels, ss / panels, factor_last, panels);
   std::fflush(stdout);
 }
