@@ -608,27 +608,18 @@ __global__ void __launch_bounds__(N * S, 1)
       staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
                                 part);
 #pragma unroll
-      for (int j = 0; j < B; ++j) acc[j] = sum_a[j] + sum_b[j];
-      // A row's sums over its S threads: at once in the warp that holds the diagonal block's
-      // rows, after the look-ahead in the others, so that their shuffles (the SM issues one
-      // warp's per cycle) do not queue ahead of the factor warp's (~0.2-0.4 us per panel).
-      const auto reduce = [&]() {
+      for (int j = 0; j < B; ++j) {
+        acc[j] = sum_a[j] + sum_b[j];
 #pragma unroll
-        for (int j = 0; j < B; ++j)
+        for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+      }
+      const int i = r - k0;  // the diagonal block's rows (in warp k0 / RW); past n an identity row
+      if (part == 0 && i >= 0 && i < B) {
 #pragma unroll
-          for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
-      };
-      const bool factors = w == k0 / RW;
-      if (factors) {
-        reduce();
-        const int i = r - k0;  // the diagonal block's rows; past n an identity row
-        if (part == 0 && i >= 0 && i < B) {
-#pragma unroll
-          for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
-        }
+        for (int j = 0; j < B; ++j) dbuf[i * B + j] = live ? acc[j] : T(i == j ? 1 : 0);
       }
       stamp(k0, 1);
-      if (factors) {
+      if (w == k0 / RW) {
         __syncwarp();
         T ld[B][B], rinv[B];
         int fail = 0;
@@ -654,7 +645,6 @@ __global__ void __launch_bounds__(N * S, 1)
         sum_b[j] = T(0);
       }
       staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
-      if (!factors) reduce();
     }
     barrier(k0, 3, 4);
     if (busy && active && part == 0) {  // the published factor, then this row against it
