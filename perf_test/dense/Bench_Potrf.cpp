@@ -192,20 +192,29 @@ void cublas_gemm(benchmark::State& state) {
 #ifdef KOKKOS_ENABLE_CUDA
 // --trace: every step of one factorization with its duration, against the wall time (the
 // critical-path tool of docs/performance_log.md).
+// Median seconds of `reps` untraced calls after one warm-up (a restored from a0 before each);
+// info of the last call.
 template <class T>
-void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
-  const auto a0 = make_spd<T>(n);
-  Matrix<T> a("A", n, n);
-  std::vector<double> ms;
-  int info = 0;
-  for (int rep = 0; rep < 6; ++rep) {
+double untraced_median(const Matrix<T>& a, const Matrix<T>& a0, const kolesky::PotrfOptions& opt,
+                       const int reps, int& info) {
+  std::vector<double> s;
+  for (int rep = 0; rep <= reps; ++rep) {
     Kokkos::deep_copy(a, a0);
     Exec().fence();
     Kokkos::Timer t;
     info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
-    if (rep > 0) ms.push_back(t.seconds() * 1e3);
+    if (rep > 0) s.push_back(t.seconds());
   }
-  std::sort(ms.begin(), ms.end());
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+
+template <class T>
+void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n);
+  int info = 0;
+  const double median_ms = untraced_median(a, a0, opt, 5, info) * 1e3;
   Kokkos::deep_copy(a, a0);
   Exec().fence();
   kolesky::impl::StepTrace tr(Exec().cuda_stream());
@@ -216,7 +225,7 @@ void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
   kolesky::impl::StepTrace::current() = nullptr;
   std::ostringstream title;
   title << label << " n=" << n << " " << (sizeof(T) == 8 ? "double" : "float")
-        << " untraced median " << ms[ms.size() / 2] << " ms, info " << info;
+        << " untraced median " << median_ms << " ms, info " << info;
   tr.report(stdout, title.str(), wall);
   std::fflush(stdout);
 }
@@ -243,19 +252,12 @@ void split_trace_one(const int n) {
   Kokkos::View<long long*, Kokkos::CudaSpace> tr("split trace", std::size_t(panels) * 32 * P);
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
-  std::vector<double> us;
-  for (int rep = 0; rep < 8; ++rep) {
-    Kokkos::deep_copy(a, a0);
-    Exec().fence();
-    Kokkos::Timer timer;
-    kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
-    if (rep > 0) us.push_back(timer.seconds() * 1e6);
-  }
-  std::sort(us.begin(), us.end());
+  int info = 0;
+  const double median_us = untraced_median(a, a0, {}, 7, info) * 1e6;
   Kokkos::deep_copy(a, a0);
   Exec().fence();
   knobs.split_trace = tr.data();
-  const int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+  info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
   Exec().fence();
   knobs = saved;
   const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tr);
@@ -305,7 +307,7 @@ void split_trace_one(const int n) {
               "factor warp's sums %.0f | factor "
               "%.0f | factor warp's look-ahead %.0f | others' look-ahead %.0f | barrier 1 + solve "
               "%.0f; the factor warp arrived last at barrier 1 in %d of %d panels\n",
-              n, tn, panels, info, us[us.size() / 2], double(prev - first),
+              n, tn, panels, info, median_us, double(prev - first),
               double(prev - first) * cyc_us, khz / 1000, span / panels, sa / panels,
               sfa / panels, sf / panels,
               slf / panels, slo / panels, ss / panels, factor_last, panels);
