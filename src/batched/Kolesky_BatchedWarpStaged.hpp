@@ -527,7 +527,8 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 
 // split_staged_kernel's trace points per panel: its start; the panel's sums reduced (busy
 // warps); the diagonal block factored and published (its warp); the look-ahead done; past the
-// first barrier; the rows solved.
+// first barrier; the rows solved. The reads past a barrier (point 4, and point 0 after the
+// first panel) are written but not used by the report: ptxas can issue them early.
 constexpr int kSplitTracePoints = 6;
 
 // One matrix as fast as possible rather than many per second (the one-matrix potrf of
