@@ -250,8 +250,8 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
 }
 
 // CUDA: every staged kernel at every order it can take, whatever the dispatch's crossovers:
-// the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks), then the warp
-// and block kernels (split off). Failing pivots at a panel's first and last column, mid-matrix
+// the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks; in double with
+// its dot products on the tensor cores and by FFMA), then the warp and block kernels (split off). Failing pivots at a panel's first and last column, mid-matrix
 // and last, with the exact info.
 TYPED_TEST(Potrf, StagedKernelsForced) {
 #ifdef KOKKOS_ENABLE_CUDA
@@ -262,9 +262,11 @@ TYPED_TEST(Potrf, StagedKernelsForced) {
       ~Restore() { impl::StagedKnobs::get() = saved; }
     } restore;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (const int split : {1, 0}) {
+    for (const int split : {2, 1, 0}) {  // 2: the split kernel's DMMA path (double), 1: FFMA
+      if (split == 2 && !std::is_same<T, double>::value) continue;
       impl::StagedKnobs::get().split_min = split ? 1 : 1 << 30;
       impl::StagedKnobs::get().split_max = 256;
+      impl::StagedKnobs::get().split_mma = split == 2;
       for (const int n : {1, 2, 7, 8, 9, 17, 31, 33, 40, 64, 65, 97, 112, 128, 129, 177, 200,
                           239, 241, 256}) {
         if (!split && n > impl::cuda_staged_block_max<T>()) continue;

@@ -242,6 +242,10 @@ void split_trace_one(const int n) {
   knobs.split_min = 1;
   knobs.split_max = kolesky::impl::kCudaSplitMaxN;
   const char* const tn = sizeof(T) == 8 ? "double" : "float";
+  const int mk = knobs.split_mma;  // where the dot products run (double only)
+  const char* const dots = sizeof(T) == 8 && (mk < 0 ? kolesky::impl::cuda_split_mma(n) : mk != 0)
+                               ? "DMMA"
+                               : "FFMA";
   if (!kolesky::impl::cuda_split<T>(Exec(), n)) {
     std::printf("split kernel n=%d %s: not on this device\n", n, tn);
     knobs = saved;
@@ -302,12 +306,12 @@ void split_trace_one(const int n) {
     prev = solved;
   }
   const double cyc_us = khz > 0 ? 1e3 / khz : 0;  // us per cycle at the device's clock
-  std::printf("split kernel n=%d %s: %d panels, info %d, untraced potrf median %.1f us; panels "
+  std::printf("split kernel n=%d %s (%s): %d panels, info %d, untraced potrf median %.1f us; panels "
               "%.0f cycles (%.1f us at %d MHz), per panel: span %.0f | sums (busy warps) %.0f | "
               "factor warp's sums %.0f | factor "
               "%.0f | factor warp's look-ahead %.0f | others' look-ahead %.0f | barrier 1 + solve "
               "%.0f; the factor warp arrived last at barrier 1 in %d of %d panels\n",
-              n, tn, panels, info, median_us, double(prev - first),
+              n, tn, dots, panels, info, median_us, double(prev - first),
               double(prev - first) * cyc_us, khz / 1000, span / panels, sa / panels,
               sfa / panels, sf / panels,
               slf / panels, slo / panels, ss / panels, factor_last, panels);
@@ -764,6 +768,14 @@ void set_split(const int lo, const int hi) {
 #endif
 }
 
+void set_split_mma(const int on) {
+#ifdef KOKKOS_ENABLE_CUDA
+  kolesky::impl::StagedKnobs::get().split_mma = on;
+#else
+  (void)on;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -793,6 +805,8 @@ int main(int argc, char** argv) {
       kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
     else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().mma = std::atoi(argv[i] + 11);
+    else if (std::strncmp(argv[i], "--split-mma=", 12) == 0)  // measurement knob
+      set_split_mma(std::atoi(argv[i] + 12));
     else if (std::strncmp(argv[i], "--staged-split-min=", 19) == 0)  // measurement knob
       set_split(std::atoi(argv[i] + 19), -1);
     else if (std::strncmp(argv[i], "--staged-split-max=", 19) == 0)  // measurement knob

@@ -525,6 +525,23 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
                                          "not launch: ") + cudaGetErrorString(e));
 }
 
+#if defined(__CUDA_ARCH__)
+// d += a b on the FP64 tensor cores: one 8 x 8 x 4 product per warp. Lane l holds a = A(l / 4,
+// l % 4), b = B(l % 4, l / 4) and d = D(l / 4, 2 (l % 4) + {0, 1}). Double on sm_80 and later
+// only (kSplitDmma); never called otherwise.
+template <class T>
+__device__ __forceinline__ void split_dmma(T (&d)[2], const T a, const T b) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same<T, double>::value)
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a), "d"(b));
+#endif
+  (void)d, (void)a, (void)b;
+}
+constexpr bool kSplitDmma = __CUDA_ARCH__ >= 800;
+#endif
+
 // split_staged_kernel's trace points per panel: its start; the panel's sums reduced (busy
 // warps); the diagonal block factored and published (its warp); the look-ahead done; past the
 // first barrier; the rows solved. The reads past a barrier (point 4, and point 0 after the
@@ -543,7 +560,11 @@ constexpr int kSplitTracePoints = 6;
 // double, 256 in float on sm_90).
 // trace (null but for `kolesky_perf_dense --trace`): lane 0 of every warp stamps clock64() at
 // the kSplitTracePoints of every panel into trace[(panel * 32 + warp) * kSplitTracePoints + point].
-template <int N, int S, class T, class Source, class Info, bool Precise = false>
+// Mma (double, sm_80 and later): the dot products on the FP64 tensor cores instead (a warp's
+// RW rows x the panel's 8 rows, 4 columns per DMMA). The FFMA loop loads 9 16-byte chunks per
+// 16 FMAs per thread and runs at the shared memory's rate, ~40 % of the FP64 rate at n = 239
+// with its FMAs queued beside the factor warp's (performance_log, issue 15 session 14).
+template <int N, int S, class T, class Source, class Info, bool Precise = false, bool Mma = false>
 __global__ void __launch_bounds__(N * S, 1)
     split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info,
                         long long* const trace) {
@@ -551,6 +572,8 @@ __global__ void __launch_bounds__(N * S, 1)
   using P = WarpPacked<T>;
   constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
   static_assert(32 % S == 0 && RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
+  constexpr bool M = Mma && kSplitDmma && std::is_same<T, double>::value;
+  constexpr int F = RW / 8;  // M: the warp's 8-row fragments (S F = 4)
   extern __shared__ __align__(16) unsigned char kolesky_split_staged_smem[];
   T* const s = reinterpret_cast<T*>(kolesky_split_staged_smem);
   T* const dbuf = s + P::off(max_n);  // the panel's diagonal block, as the rows formed it
@@ -574,9 +597,57 @@ __global__ void __launch_bounds__(N * S, 1)
   T sum_a[B], sum_b[B];
 #pragma unroll
   for (int j = 0; j < B; ++j) {
-    sum_a[j] = part == 0 && live && j <= r ? row[j] : T(0);
+    sum_a[j] = !M && part == 0 && live && j <= r ? row[j] : T(0);
     sum_b[j] = T(0);
   }
+  // M: lane (g, q) = (lane / 4, lane % 4) holds D(i, 2 q + e) of fragment f, i = F g + f the
+  // warp's row (its lanes in the row layout above are 4 g .. 4 g + 3 too), as the negated
+  // sums (the DMMA adds): -a(r, k + c) + L(r, 0:k0) L(k + c, 0:k0). One chain per fragment
+  // (two spilled at 512 threads, 128 registers).
+  const int g = lane >> 2, q = lane & 3;
+  T cf[F][2];
+  const auto mma_init = [&](const int k) {  // the rows' entries in the panel at column k
+#pragma unroll
+    for (int f = 0; f < F; ++f) {
+      const int rf = RW * w + F * g + f;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = k + 2 * q + e;
+        cf[f][e] = rf < n && c <= rf ? -s[P::off(rf) + c] : T(0);
+      }
+    }
+  };
+  // Rows past n, and columns past a row's end, read other entries (in the buffer) into sums
+  // that are never used; nothing writes the buffer between the barriers these run between.
+  const auto mma_dot = [&](const int k, const int c0, const int c1) {  // columns [c0, c1)
+    int oa[F];  // 32-bit offsets into s: registers are short at 512 threads
+#pragma unroll
+    for (int f = 0; f < F; ++f) {
+      const int rf = RW * w + F * g + f;
+      oa[f] = P::off(rf < n ? rf : 0) + q;
+    }
+    const int ob = P::off(k + g < n ? k + g : 0) + q;
+#pragma unroll 2
+    for (int c = c0; c < c1; c += 4) {
+      const T bv = s[ob + c];
+#pragma unroll
+      for (int f = 0; f < F; ++f) split_dmma(cf[f], s[oa[f] + c], bv);
+    }
+  };
+  const auto mma_gather = [&](T (&acc)[B]) {  // the row's B sums into each of its lanes
+    const int fr = q / S;  // this lane's row is fragment fr's
+#pragma unroll
+    for (int c = 0; c < B; ++c) {  // column c from lane (g, c / 2): no index into an array
+      T v = T(0);
+#pragma unroll
+      for (int f = 0; f < F; ++f) {
+        const T x = __shfl_sync(0xffffffffu, cf[f][c & 1], (lane & ~3) | (c >> 1));
+        v = f == fr ? x : v;
+      }
+      acc[c] = -v;
+    }
+  };
+  if (M) mma_init(0);
   // The trace's clock reads around a barrier share one asm statement with it; the read after
   // it can still come out before other warps' arrivals (ptxas moves it), so the report
   // (kolesky_perf_dense --trace) uses the reads before the barriers only.
@@ -606,13 +677,18 @@ __global__ void __launch_bounds__(N * S, 1)
     T acc[B];
     if (busy) {
       // The previous panel's columns [k0 - B, k0), finished at the last barrier.
-      staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
-                                part);
+      if (M) {
+        mma_dot(k0, k0 > 0 ? k0 - B : k0, k0);
+        mma_gather(acc);
+      } else {
+        staged_dot<B, S, E>(sum_a, sum_b, row, s, k0, n, active && k0 > 0 ? k0 - B : k0, k0,
+                            part);
 #pragma unroll
-      for (int j = 0; j < B; ++j) {
-        acc[j] = sum_a[j] + sum_b[j];
+        for (int j = 0; j < B; ++j) {
+          acc[j] = sum_a[j] + sum_b[j];
 #pragma unroll
-        for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+          for (int o = S / 2; o > 0; o /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+        }
       }
       const int i = r - k0;  // the diagonal block's rows (in warp k0 / RW); past n an identity row
       if (part == 0 && i >= 0 && i < B) {
@@ -639,13 +715,20 @@ __global__ void __launch_bounds__(N * S, 1)
       // Look-ahead: the next panel's sums over the finished columns [0, k0), while the
       // diagonal block is factored.
       const int k1 = k0 + B;
-      const bool next = live && r >= k1;
+      if (M) {
+        if (RW * w + RW - 1 >= k1 && k1 < n) {  // the warp has rows in the next panel
+          mma_init(k1);
+          mma_dot(k1, 0, k0);
+        }
+      } else {
+        const bool next = live && r >= k1;
 #pragma unroll
-      for (int j = 0; j < B; ++j) {
-        sum_a[j] = part == 0 && next && k1 + j <= r ? row[k1 + j] : T(0);
-        sum_b[j] = T(0);
+        for (int j = 0; j < B; ++j) {
+          sum_a[j] = part == 0 && next && k1 + j <= r ? row[k1 + j] : T(0);
+          sum_b[j] = T(0);
+        }
+        staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
       }
-      staged_dot<B, S, E>(sum_a, sum_b, row, s, k1, n, 0, next ? k0 : 0, part);
     }
     barrier(k0, 3, 4);
     if (busy && active && part == 0) {  // the published factor, then this row against it
@@ -681,14 +764,13 @@ constexpr std::size_t split_staged_bytes(const int max_n) {
           kStagedPanel) * sizeof(T) + sizeof(int);
 }
 
-template <int N, int S, class Source, class Info, bool Precise = false>
-void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
-                            const int count, const int max_n, const Info& info,
-                            long long* const trace = nullptr) {
+template <int N, int S, bool Mma, class Source, class Info, bool Precise>
+void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
+                                const int count, const int max_n, const Info& info,
+                                long long* const trace) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
-  if (count <= 0) return;
   const std::size_t bytes = split_staged_bytes<T>(max_n);
-  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise>;
+  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise, Mma>;
   static std::atomic<unsigned long long> opted{0};  // per kernel: the devices it is set on
   opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
                 "kolesky::potrf: the split staged kernel");
@@ -698,6 +780,23 @@ void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("kolesky::potrf: the staged kernel did not launch: ") +
                              cudaGetErrorString(e));
+}
+
+// mma: the dot products on the FP64 tensor cores (double on sm_80 and later; ignored otherwise).
+template <int N, int S, class Source, class Info, bool Precise = false>
+void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
+                            const int count, const int max_n, const Info& info,
+                            long long* const trace = nullptr, const bool mma = true) {
+  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  if (count <= 0) return;
+  if constexpr (std::is_same<T, double>::value) {
+    if (mma && exec.cuda_device_prop().major >= 8)
+      return launch_split_staged_kernel<N, S, true, Source, Info, Precise>(exec, uplo, src, count,
+                                                                           max_n, info, trace);
+  }
+  (void)mma;
+  launch_split_staged_kernel<N, S, false, Source, Info, Precise>(exec, uplo, src, count, max_n,
+                                                                 info, trace);
 }
 
 // `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain

@@ -116,11 +116,17 @@ template <class T>
 constexpr int cuda_staged_block_max() {
   return sizeof(T) == 8 ? 112 : 128;
 }
-// Whether the split kernel beats the dataflow kernel at order n (measured, H100 and H200).
+// Whether the split kernel beats the dataflow kernel at order n (measured, H100; in double
+// with its tensor-core dot products from session 14 on, equal at 192 and 239).
 template <class T>
 constexpr bool cuda_split_wins(const int n) {
-  return sizeof(T) == 8 ? n <= 180 || (n >= 193 && n <= 208) : n <= 240;
+  return sizeof(T) == 8 ? n <= 232 : n <= 240;
 }
+// Whether the split kernel's dot products go to the FP64 tensor cores (double). 4-15 % faster
+// at n <= 128 and 5-17 % from 176 (where the look-ahead's FMAs bound a panel); 2-9 % slower at
+// 129-160, where a panel is the factor warp's chain and the other warps' DMMAs delay its
+// FP64 instructions (issue 15, session 14, performance_log).
+constexpr bool cuda_split_mma(const int n) { return n <= 128 || n >= 176; }
 
 // Measurement knobs (perf_test --staged-split-min=N / --staged-split-max=N, tests): the split
 // kernel from order N up, and up to N (0: where it wins); a split_min past the largest order
@@ -129,6 +135,8 @@ struct StagedKnobs {
   int split_min = kCudaSplitMin;
   int split_max = 0;
   long long* split_trace = nullptr;  // device buffer for the split kernel's clock64 trace
+  int split_mma = -1;  // double: 1 the split kernel's dot products on the tensor cores, 0 by
+                       // FFMA, -1 where that is measured faster (cuda_split_mma)
   static StagedKnobs& get() {
     static StagedKnobs k;
     return k;
@@ -185,11 +193,14 @@ void staged_potrf(const Kokkos::Cuda& exec, const Staged kind, const int n, cons
   const Uplo lo = Uplo::Lower;
   if (kind == Staged::Split) {
     long long* const tr = StagedKnobs::get().split_trace;
+    const int knob = StagedKnobs::get().split_mma;
+    const bool mma = knob < 0 ? cuda_split_mma(n) : knob != 0;
     if (n <= 64)
-      return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
+      return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr, mma);
     if (n <= 128)
-      return bi::launch_split_staged_on<128, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
-    return bi::launch_split_staged_on<256, 2, S, InfoWord, true>(exec, lo, src, 1, n, w, tr);
+      return bi::launch_split_staged_on<128, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr,
+                                                                    mma);
+    return bi::launch_split_staged_on<256, 2, S, InfoWord, true>(exec, lo, src, 1, n, w, tr, mma);
   }
   if (n <= 24) return bi::launch_warp_staged_on<24, false, S, InfoWord, true>(exec, lo, src, 1, w);
   if (n == 32) return bi::launch_warp_staged_on<32, true, S, InfoWord, true>(exec, lo, src, 1, w);
