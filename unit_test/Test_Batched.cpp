@@ -240,6 +240,57 @@ TYPED_TEST(Batched, Chunked) {
   }
 }
 
+// SimdLanes (host) factors four columns a pass, then two, then one: a failing pivot (negative,
+// or NaN in the pivot's row) at every column of orders that end in each of those, in one lane
+// of an interleaved batch, with the exact info and the other lanes untouched by it.
+TYPED_TEST(Batched, SimdLanesFailingColumns) {
+  if constexpr (kHost) {
+    using T = TypeParam;
+    using B = batched::InterleavedBatch<T, MemSpace>;
+    batched::Options o;
+    o.kernel = Kernel::SimdLanes;
+    const int chunk = batched::default_chunk<ExecSpace, T>();
+    const int count = 2 * chunk + 1, bad = chunk + 1;  // a full group's lane, and the tail
+    for (const int n : {4, 5, 6, 7, 9, 12, 13})
+      for (int k = 0; k < n; ++k)
+        for (const bool nan : {false, true})
+          for (const int p_bad : {bad, count - 1}) {
+            SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " nan=" +
+                         std::to_string(nan) + " matrix=" + std::to_string(p_bad));
+            B a("A", count, n, n);
+            auto h = batched::create_mirror_view(a);
+            std::vector<Dense> m;
+            for (int p = 0; p < count; ++p) {
+              Dense d = random_spd<T>(n, 17u * p + n);
+              if (p == p_bad) {
+                if (nan)
+                  d(k, 0) = d(0, k) = std::numeric_limits<double>::quiet_NaN();
+                else
+                  d(k, k) = -1;
+              }
+              m.push_back(d);
+            }
+            fill(h, m, nullptr);
+            batched::deep_copy(a, h);
+            Kokkos::View<int*, MemSpace> info("info", count);
+            batched::potrf(ExecSpace(), Uplo::Lower, a, info, o);
+            ExecSpace().fence();
+            auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+            batched::deep_copy(h, a);
+            for (int p = 0; p < count; ++p) {
+              // NaN in row k (column 0) reaches pivot k, or pivot 0 when k = 0.
+              ASSERT_EQ(hi(p), p == p_bad ? k + 1 : 0) << "matrix " << p;
+              if (p != p_bad) {
+                EXPECT_LT(potrf_ratio<T>(m[p], factor_of(extract(h, p), Uplo::Lower)), 30.0)
+                    << "matrix " << p;
+              }
+            }
+          }
+  } else {
+    GTEST_SKIP() << "SimdLanes is the host's kernel";
+  }
+}
+
 TYPED_TEST(Batched, RankThreeViewIsStrided) {
   using T = TypeParam;
   const int n = 5, count = 9;

@@ -529,7 +529,107 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
   // entries and 2 column entries for 8 FMAs (0.75 loads per FMA; one column at a time it was
   // 1.25, and the kernel was load-bound: ~12 GFLOP/s at n = 32 double on 2 cores).
   int j = 0;
-  for (; j + 2 <= n; j += 2) {
+  // Four columns a pass while they fit: the 4 x 4 diagonal block's 10 dot products and its
+  // factor in registers, then blocks of R rows x 4 columns, R + 4 loads per 4 R FMAs (0.5 at
+  // R = 4; 0.75 two columns a pass) and half the passes over each row's finished entries.
+  // R = 4 needs 24 vector registers (AVX-512 has 32), R = 2 fits AVX2's 16.
+#if defined(__AVX512F__)
+  constexpr int R = 4;
+#else
+  constexpr int R = 2;
+#endif
+  for (; j + 4 <= n; j += 4) {
+    V d00 = L::load(&a(j, j)), d10 = L::load(&a(j + 1, j)), d11 = L::load(&a(j + 1, j + 1)),
+      d20 = L::load(&a(j + 2, j)), d21 = L::load(&a(j + 2, j + 1)),
+      d22 = L::load(&a(j + 2, j + 2)), d30 = L::load(&a(j + 3, j)),
+      d31 = L::load(&a(j + 3, j + 1)), d32 = L::load(&a(j + 3, j + 2)),
+      d33 = L::load(&a(j + 3, j + 3));
+    for (int k = 0; k < j; ++k) {  // ten independent chains
+      const V x0 = L::load(&a(j, k)), x1 = L::load(&a(j + 1, k)), x2 = L::load(&a(j + 2, k)),
+              x3 = L::load(&a(j + 3, k));
+      d00 -= x0 * x0;
+      d10 -= x1 * x0;
+      d11 -= x1 * x1;
+      d20 -= x2 * x0;
+      d21 -= x2 * x1;
+      d22 -= x2 * x2;
+      d30 -= x3 * x0;
+      d31 -= x3 * x1;
+      d32 -= x3 * x2;
+      d33 -= x3 * x3;
+    }
+    V inv[4], l[4][4];  // the block's factor below its diagonal, and the inverse pivots
+    lanes_pivot<C>(d00, j, inf);
+    L::store(&a(j, j), d00);
+    inv[0] = T(1) / d00;
+    l[1][0] = d10 * inv[0];
+    l[2][0] = d20 * inv[0];
+    l[3][0] = d30 * inv[0];
+    d11 -= l[1][0] * l[1][0];
+    lanes_pivot<C>(d11, j + 1, inf);
+    L::store(&a(j + 1, j + 1), d11);
+    inv[1] = T(1) / d11;
+    l[2][1] = (d21 - l[2][0] * l[1][0]) * inv[1];
+    l[3][1] = (d31 - l[3][0] * l[1][0]) * inv[1];
+    d22 -= l[2][0] * l[2][0] + l[2][1] * l[2][1];
+    lanes_pivot<C>(d22, j + 2, inf);
+    L::store(&a(j + 2, j + 2), d22);
+    inv[2] = T(1) / d22;
+    l[3][2] = (d32 - l[3][0] * l[2][0] - l[3][1] * l[2][1]) * inv[2];
+    d33 -= l[3][0] * l[3][0] + l[3][1] * l[3][1] + l[3][2] * l[3][2];
+    lanes_pivot<C>(d33, j + 3, inf);
+    L::store(&a(j + 3, j + 3), d33);
+    inv[3] = T(1) / d33;
+    for (int b = 1; b < 4; ++b)
+      for (int c = 0; c < b; ++c) L::store(&a(j + b, j + c), l[b][c]);
+    int i = j + 4;
+    for (; i + R <= n; i += R) {
+      V p[R][4];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) p[r][c] = L::load(&a(i + r, j + c));
+      for (int k = 0; k < j; ++k) {
+        V x[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) x[c] = L::load(&a(j + c, k));
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const V y = L::load(&a(i + r, k));
+#pragma GCC unroll 4
+          for (int c = 0; c < 4; ++c) p[r][c] -= y * x[c];
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 4
+          for (int b = 0; b < c; ++b) p[r][c] -= p[r][b] * l[c][b];
+          p[r][c] *= inv[c];
+          L::store(&a(i + r, j + c), p[r][c]);
+        }
+      }
+    }
+    for (; i < n; ++i) {
+      V p[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) p[c] = L::load(&a(i, j + c));
+      for (int k = 0; k < j; ++k) {
+        const V y = L::load(&a(i, k));
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) p[c] -= y * L::load(&a(j + c, k));
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 4
+        for (int b = 0; b < c; ++b) p[c] -= p[b] * l[c][b];
+        p[c] *= inv[c];
+        L::store(&a(i, j + c), p[c]);
+      }
+    }
+  }
+  for (; j + 2 <= n; j += 2) {  // the last two or three columns
     V d0 = L::load(&a(j, j)), e = L::load(&a(j + 1, j)), d1 = L::load(&a(j + 1, j + 1));
     {  // two partial sums each: this FMA latency chain is on the critical path
       V d0b = V{}, eb = V{}, d1b = V{};
