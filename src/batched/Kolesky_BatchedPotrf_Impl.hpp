@@ -515,6 +515,41 @@ inline void lanes_pivot(V& d, const int j, int* inf) {
 #endif
   for (int l = 0; l < C; ++l) d[l] = kolesky::impl::sqrt(d[l]);
 }
+// Four columns a pass (potrf_lanes): rows i .. i + RR - 1 of columns j .. j + 3, their dot
+// products over the finished columns [0, j), then the solve against the diagonal block's
+// factor (l below its diagonal, inv the inverse pivots). By reference: vectors by value draw
+// -Wpsabi.
+template <int RR, class L, class T, class V>
+__attribute__((always_inline)) inline void lanes_rows4(const Strided<T>& a, const int i,
+                                                       const int j, const V (&l)[4][4],
+                                                       const V (&inv)[4]) {
+  V p[RR][4];
+#pragma GCC unroll 4
+  for (int r = 0; r < RR; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) p[r][c] = L::load(&a(i + r, j + c));
+  for (int k = 0; k < j; ++k) {
+    V x[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) x[c] = L::load(&a(j + c, k));
+#pragma GCC unroll 4
+    for (int r = 0; r < RR; ++r) {
+      const V y = L::load(&a(i + r, k));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) p[r][c] -= y * x[c];
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < RR; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 4
+      for (int b = 0; b < c; ++b) p[r][c] -= p[r][b] * l[c][b];
+      p[r][c] *= inv[c];
+      L::store(&a(i + r, j + c), p[r][c]);
+    }
+  }
+}
 #endif
 
 template <int C, class T>
@@ -583,51 +618,8 @@ KOKKOS_INLINE_FUNCTION void potrf_lanes(const int n, const Strided<T> a, int* in
     for (int b = 1; b < 4; ++b)
       for (int c = 0; c < b; ++c) L::store(&a(j + b, j + c), l[b][c]);
     int i = j + 4;
-    for (; i + R <= n; i += R) {
-      V p[R][4];
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) p[r][c] = L::load(&a(i + r, j + c));
-      for (int k = 0; k < j; ++k) {
-        V x[4];
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) x[c] = L::load(&a(j + c, k));
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) {
-          const V y = L::load(&a(i + r, k));
-#pragma GCC unroll 4
-          for (int c = 0; c < 4; ++c) p[r][c] -= y * x[c];
-        }
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) {
-#pragma GCC unroll 4
-          for (int b = 0; b < c; ++b) p[r][c] -= p[r][b] * l[c][b];
-          p[r][c] *= inv[c];
-          L::store(&a(i + r, j + c), p[r][c]);
-        }
-      }
-    }
-    for (; i < n; ++i) {
-      V p[4];
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) p[c] = L::load(&a(i, j + c));
-      for (int k = 0; k < j; ++k) {
-        const V y = L::load(&a(i, k));
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) p[c] -= y * L::load(&a(j + c, k));
-      }
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-#pragma GCC unroll 4
-        for (int b = 0; b < c; ++b) p[c] -= p[b] * l[c][b];
-        p[c] *= inv[c];
-        L::store(&a(i, j + c), p[c]);
-      }
-    }
+    for (; i + R <= n; i += R) lanes_rows4<R, L>(a, i, j, l, inv);
+    for (; i < n; ++i) lanes_rows4<1, L>(a, i, j, l, inv);
   }
   for (; j + 2 <= n; j += 2) {  // the last two or three columns
     V d0 = L::load(&a(j, j)), e = L::load(&a(j + 1, j)), d1 = L::load(&a(j + 1, j + 1));
