@@ -141,6 +141,8 @@ struct StagedKnobs {
     static StagedKnobs k;
     return k;
   }
+  // Whether the split kernel at order n takes the tensor-core dot products (double).
+  bool mma_at(const int n) const { return split_mma < 0 ? cuda_split_mma(n) : split_mma != 0; }
 };
 
 // Whether order n goes to the split kernel: the knobs' range, where it wins (split_max 0), and
@@ -193,8 +195,7 @@ void staged_potrf(const Kokkos::Cuda& exec, const Staged kind, const int n, cons
   const Uplo lo = Uplo::Lower;
   if (kind == Staged::Split) {
     long long* const tr = StagedKnobs::get().split_trace;
-    const int knob = StagedKnobs::get().split_mma;
-    const bool mma = knob < 0 ? cuda_split_mma(n) : knob != 0;
+    const bool mma = StagedKnobs::get().mma_at(n);
     if (n <= 64)
       return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr, mma);
     if (n <= 128)
