@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """torch.linalg.cholesky on one matrix (what a PyTorch user gets), beside Kolesky's
 benchmarks: CUDA-event median of 20 calls after 3 warm-ups, the matrix restored untimed.
+With --solve NRHS: torch.cholesky_solve with that many right-hand sides and the factor made
+once (Kolesky's potrs benchmark).
 
-    python3 scripts/torch_dense.py [--n 250,1000,...] [--json out.json]
+    python3 scripts/torch_dense.py [--n 250,1000,...] [--solve 1] [--json out.json]
 """
 import argparse
 import json
@@ -25,6 +27,7 @@ def spd(n, dtype):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--n", default="250,500,1000,2048,4096,8192,16384")
+    p.add_argument("--solve", type=int, default=0)
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
@@ -32,13 +35,16 @@ def main():
         for n in [int(x) for x in args.n.split(",")]:
             a0 = spd(n, dtype)
             a = a0.clone()
+            if args.solve:
+                lf = torch.linalg.cholesky(a0)
+                b = torch.rand(n, args.solve, dtype=dtype, device="cuda")
             ts = []
             for rep in range(23):
                 a.copy_(a0)
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 torch.cuda.synchronize()
                 s.record()
-                l = torch.linalg.cholesky(a)
+                l = torch.cholesky_solve(b, lf) if args.solve else torch.linalg.cholesky(a)
                 e.record()
                 torch.cuda.synchronize()
                 if rep >= 3:
@@ -46,8 +52,9 @@ def main():
             ts.sort()
             ms = ts[len(ts) // 2]
             name = "double" if dtype == torch.float64 else "float"
-            rows.append({"scalar": name, "n": n, "ms": ms})
-            print(f"torch.linalg.cholesky {name:6s} n={n:6d} {ms:9.3f} ms", flush=True)
+            rows.append({"scalar": name, "n": n, "nrhs": args.solve, "ms": ms})
+            what = f"torch.cholesky_solve nrhs={args.solve}" if args.solve else "torch.linalg.cholesky"
+            print(f"{what} {name:6s} n={n:6d} {ms:9.3f} ms", flush=True)
             del a0, a, l
             torch.cuda.empty_cache()
     if args.json:

@@ -46,6 +46,25 @@ void copy_matrix(const Dst& dst, const Src& src) {
   Kokkos::fence();
 }
 
+// dst = src on the device, any n x m shape and layouts (deep_copy cannot take non-contiguous
+// Views of different layouts).
+template <class Dst, class Src>
+void copy_2d(const Dst& dst, const Src& src) {
+  const int n = int(src.extent(0)), m = int(src.extent(1));
+  Kokkos::parallel_for(
+      "copy_2d", Kokkos::RangePolicy<ExecSpace>(0, n * m),
+      KOKKOS_LAMBDA(const int e) { dst(e % n, e / n) = src(e % n, e / n); });
+  Kokkos::fence();
+}
+
+// A strided View's contents through a contiguous copy.
+template <class T, class View>
+Dense strided_to_host(const View& v) {
+  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> c("c", v.extent(0), v.extent(1));
+  copy_2d(c, v);
+  return to_host(c);
+}
+
 std::string describe(const PotrfOptions& o, int n) {
   return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
          " nb=" + std::to_string(o.block_size) + " blas=" +
@@ -206,6 +225,99 @@ TYPED_TEST(PotrfBlocked, PotrsManyRightHandSides) {
           EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
           EXPECT_LT(solve_ratio<T>(a, to_host(br), b), 30.0);
         }
+}
+
+// Few right-hand sides (CUDA: the one-launch solve, 64-row blocks, four right-hand sides a
+// launch): orders around the blocks, 1-17 columns, both triangles, A and B in either layout,
+// B with strided rows and columns, A with neither stride 1, an ill-conditioned A.
+TYPED_TEST(PotrfBlocked, PotrsFewRightHandSides) {
+  using T = TypeParam;
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  using Strided2 = Kokkos::View<T**, Kokkos::LayoutStride, MemSpace>;
+  for (const int n : {0, 1, 2, 63, 64, 65, 127, 128, 129, 300, host ? 700 : 2049})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      const Dense a = n <= 300 ? random_spd<T>(n, 50u + n) : dominant_spd<T>(n, 50u + n);
+      auto dl = to_device<T, Kokkos::LayoutLeft>(a, uplo, kOther);
+      auto dr = to_device<T, Kokkos::LayoutRight>(a, uplo, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dl), 0);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dr), 0);
+      for (const int nrhs : {1, 2, 3, 4, 5, 16, 17}) {
+        if (n > 300 && nrhs != 1 && nrhs != 5) continue;
+        SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs) +
+                     (uplo == Uplo::Lower ? " lower" : " upper"));
+        Dense b = random_matrix(n, nrhs, 51u + nrhs);
+        for (auto& x : b.v) x = double(T(x));
+        auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+        auto br = to_device<T, Kokkos::LayoutRight>(b);
+        potrs(ExecSpace(), uplo, dl, bl);
+        potrs(ExecSpace(), uplo, dr, br);
+        // Every other row and column of a larger buffer.
+        Kokkos::View<T*, MemSpace> buf("buf", std::size_t(4) * (n + 3) * nrhs + 1);
+        Strided2 bs(buf.data(), Kokkos::LayoutStride(n, 2, nrhs, 2 * (n + 3)));
+        copy_2d(bs, to_device<T, Kokkos::LayoutLeft>(b));
+        potrs(ExecSpace(), uplo, dl, bs);
+        const Dense xs = strided_to_host<T>(bs);
+        const double tol = 30.0;
+        if (n <= 300) {
+          EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), tol);
+          EXPECT_LT(solve_ratio<T>(a, to_host(br), b), tol);
+          EXPECT_LT(solve_ratio<T>(a, xs, b), tol);
+        } else {
+          EXPECT_LT(solve_ratio_fast(a, to_host(bl), b, eps<T>()), tol);
+          EXPECT_LT(solve_ratio_fast(a, to_host(br), b, eps<T>()), tol);
+          EXPECT_LT(solve_ratio_fast(a, xs, b, eps<T>()), tol);
+        }
+      }
+    }
+  // A with neither stride 1 (every other row and column of a 2n x 2n matrix).
+  for (const int n : {65, 129}) {
+    SCOPED_TRACE("strided A, n=" + std::to_string(n));
+    const Dense a = random_spd<T>(n, 60u);
+    Kokkos::View<T*, MemSpace> buf("abuf", std::size_t(4) * n * n);
+    Strided2 as(buf.data(), Kokkos::LayoutStride(n, 2, n, 4 * n));
+    copy_2d(as, to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther));
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, as), 0);
+    Dense b = random_matrix(n, 3, 61u);
+    for (auto& x : b.v) x = double(T(x));
+    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+    potrs(ExecSpace(), Uplo::Lower, as, bl);
+    EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
+  }
+  // Ill-conditioned (cond 1e6 double, 1e3 float): the diagonal blocks' inverses keep the
+  // backward error of a substitution.
+  {
+    const int n = 200;
+    const Dense a = spd_with_condition(n, std::is_same<T, double>::value ? 1e6 : 1e3, 62u);
+    Dense ar = a;
+    for (auto& x : ar.v) x = double(T(x));
+    auto dl = to_device<T, Kokkos::LayoutLeft>(ar, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
+    Dense b = random_matrix(n, 1, 63u);
+    for (auto& x : b.v) x = double(T(x));
+    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+    potrs(ExecSpace(), Uplo::Lower, dl, bl);
+    EXPECT_LT(solve_ratio<T>(ar, to_host(bl), b), 30.0);
+  }
+}
+
+// A NaN in one right-hand side spoils that column only, and the call returns.
+TYPED_TEST(PotrfBlocked, PotrsNanStaysInItsColumn) {
+  using T = TypeParam;
+  const int n = 130;
+  const Dense a = random_spd<T>(n, 70u);
+  auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, da), 0);
+  Dense b = random_matrix(n, 2, 71u);
+  for (auto& x : b.v) x = double(T(x));
+  Dense bn = b;
+  bn(5, 0) = std::nan("");
+  auto db = to_device<T, Kokkos::LayoutLeft>(bn);
+  potrs(ExecSpace(), Uplo::Lower, da, db);
+  const Dense x = to_host(db);
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(x(i, 0))) << i;
+  Dense x1(n, 1), b1(n, 1);
+  for (int i = 0; i < n; ++i) x1(i, 0) = x(i, 1), b1(i, 0) = b(i, 1);
+  EXPECT_LT(solve_ratio<T>(a, x1, b1), 30.0);
 }
 
 // Mixed precision: double accuracy from a float factor when A is well conditioned; a fall

@@ -123,6 +123,26 @@ void kolesky_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
   if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
 }
 
+// The float factor posv_mixed's fast_factor makes: cuBLAS's updates on the TF32 tensor cores
+// (10-bit mantissas: only info is checked, the refinement makes up the accuracy).
+void kolesky_potrf_tf32(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const auto a0 = make_spd<float>(n);
+  Matrix<float> a("A", n, n);
+  const kolesky::impl::FastFloatScope fast(true);
+  Kokkos::deep_copy(a, a0);
+  int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+  for (auto _ : state) {
+    Kokkos::deep_copy(a, a0);
+    Exec().fence();
+    Kokkos::Timer t;
+    info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+    state.SetIterationTime(t.seconds());
+  }
+  if (info != 0) state.SkipWithError(("info = " + std::to_string(info)).c_str());
+  set_counters(state, n, sizeof(float));
+}
+
 // A PotrfPlan made once, the same matrix every iteration (on CUDA: graph replays).
 template <class T>
 void kolesky_plan_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
@@ -315,6 +335,59 @@ void split_trace_one(const int n) {
   std::fflush(stdout);
 }
 
+// The one-launch solve from inside (potrs, one right-hand side): per block row, when its
+// inverse was done, when its last tile's solution block arrived and when it published its own;
+// the chain's step (publish to publish), its local part (arrival to publish) and how late the
+// inverses were.
+template <class T>
+void potrs_trace_one(const int n) {
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n), b("B", n, 1);
+  Kokkos::deep_copy(a, a0);
+  kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+  Kokkos::deep_copy(b, T(1));
+  const kolesky::impl::Strided<const T> l{a.data(), 1, std::ptrdiff_t(a.stride(1))};
+  const kolesky::impl::Strided<T> bs{b.data(), 1, std::ptrdiff_t(b.stride(1))};
+  const int nt = (n + kolesky::impl::kPotrsFlowTile - 1) / kolesky::impl::kPotrsFlowTile;
+  Kokkos::View<unsigned long long*, Kokkos::CudaSpace> tr("trace", 8 * std::size_t(nt));
+  kolesky::impl::potrs_flow<T>(Exec(), n, 1, l, bs);  // untimed: workspace, module load
+  Kokkos::fence();
+  kolesky::impl::potrs_flow<T>(Exec(), n, 1, l, bs, tr.data());
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tr);
+  unsigned long long t0 = ~0ull, t1 = 0;
+  for (int k = 0; k < 2 * nt; ++k) t0 = std::min(t0, h(4 * k)), t1 = std::max(t1, h(4 * k + 3));
+  std::printf("potrs trace %s n=%d: %d block rows a sweep, kernel span %.1f us\n",
+              std::is_same<T, double>::value ? "double" : "float", n, nt, (t1 - t0) * 1e-3);
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    std::vector<double> step, local, late_inv;
+    double first = 0, last = 0;
+    for (int r = 0; r < nt; ++r) {  // r-th block row of the sweep, in chain order
+      const int k = sweep == 0 ? r : nt + r;
+      const auto* q = &h(4 * k);
+      if (r == 0) first = (q[3] - t0) * 1e-3;
+      if (r == nt - 1) last = (q[3] - t0) * 1e-3;
+      if (r > 0) {
+        const auto* p = &h(4 * (k - 1));
+        step.push_back((double(q[3]) - double(p[3])) * 1e-3);
+        local.push_back((double(q[3]) - double(q[2])) * 1e-3);
+        late_inv.push_back(std::max(0.0, (double(q[1]) - double(p[3])) * 1e-3));
+      }
+    }
+    auto med = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    double late = 0;
+    for (double x : late_inv) late += x;
+    std::printf("  %s: first block published at %.1f us, last at %.1f us; step median %.2f us "
+                "(arrival to publish %.2f us); inverses late by %.1f us in all\n",
+                sweep == 0 ? "forward " : "backward", first, last, med(step), med(local), late);
+  }
+  std::fflush(stdout);
+}
+
 void trace_all(const std::vector<int>& sizes) {
   using kolesky::Algo;
   for (int n : sizes) {
@@ -432,7 +505,7 @@ void cusolver_potrf(benchmark::State& state) {
 
 // Solves with nrhs right-hand sides: potrs alone (the factor made once, untimed) or posv
 // (factor and solve timed together), by Kolesky and by each baseline on the same A and B.
-enum class Solver { Kolesky, KokkosKernels, Lapack, Cusolver };
+enum class Solver { Kolesky, KoleskyTrsm, KokkosKernels, Lapack, Cusolver };
 
 // X(i, j) = 1 + (i + j) % 7 and B0 = A0 X. (Free functions: nvcc takes no device lambdas in
 // constructors.)
@@ -493,6 +566,15 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
     case Solver::Kolesky:
       factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
       solve = [&] { kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b); };
+      break;
+    case Solver::KoleskyTrsm:  // CUDA: the blocked TRSM the one-launch solve replaced
+      factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
+      solve = [&] {
+        auto& knob = kolesky::impl::PotrsKnobs::get();
+        knob.flow = 0;
+        kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b);
+        knob.flow = 1;
+      };
       break;
     case Solver::KokkosKernels:
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
@@ -617,6 +699,9 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
                      const std::vector<int>& nrhs) {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::vector<std::pair<std::string, Solver>> who = {{"kolesky", Solver::Kolesky}};
+#ifdef KOKKOS_ENABLE_CUDA
+  who.push_back({"kolesky_trsm", Solver::KoleskyTrsm});
+#endif
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
   who.push_back({"kokkoskernels", Solver::KokkosKernels});
 #endif
@@ -636,6 +721,9 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
         for (int r : nrhs) b->Args({n, r});
       b->UseManualTime()->Unit(benchmark::kMillisecond);
     }
+    auto* b = benchmark::RegisterBenchmark("kolesky_potrf_tf32<float>", kolesky_potrf_tf32);
+    for (int n : sizes) b->Arg(n);
+    b->UseManualTime()->Unit(benchmark::kMillisecond);
   }
   for (bool with_factor : {false, true})
     for (const auto& w : who) {
@@ -780,6 +868,7 @@ int main(int argc, char** argv) {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
   bool all_algos = false, trace = false;
+  std::string potrs_trace;
   std::string nbs = host ? "128,256" : "256,512,1024";
   std::string nrhs = "1,100", solve_sizes;
   std::vector<char*> rest;
@@ -798,6 +887,8 @@ int main(int argc, char** argv) {
       all_algos = true;
     else if (std::strcmp(argv[i], "--trace") == 0)
       trace = true;
+    else if (std::strncmp(argv[i], "--potrs-trace=", 14) == 0)
+      potrs_trace = argv[i] + 14;
     else if (std::strncmp(argv[i], "--panel-teams=", 14) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
     else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob
@@ -812,6 +903,17 @@ int main(int argc, char** argv) {
       kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else
       rest.push_back(argv[i]);
+  }
+  if (!potrs_trace.empty()) {
+#ifdef KOKKOS_ENABLE_CUDA
+    for (const int n : kolesky::perf::parse_ints(potrs_trace)) {
+      potrs_trace_one<double>(n);
+      potrs_trace_one<float>(n);
+    }
+#else
+    std::fprintf(stderr, "--potrs-trace: CUDA builds only\n");
+#endif
+    return 0;
   }
   if (trace) {
 #ifdef KOKKOS_ENABLE_CUDA

@@ -16,6 +16,7 @@
 #include "dense/Kolesky_Blas3.hpp"
 #include "dense/Kolesky_PotrfDataflow.hpp"
 #include "dense/Kolesky_PotrfTrace.hpp"
+#include "dense/Kolesky_PotrsFlow.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
 
@@ -394,6 +395,12 @@ template <class Exec, class T>
 void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<const T> l,
                    const Strided<T> b, const Blas blas = Blas::Auto) {
   if (n == 0 || nrhs == 0) return;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (potrs_flow_wins(n, nrhs) && PotrsKnobs::get().flow != 0)
+      return potrs_flow<T>(exec, n, nrhs, l, b);
+  }
+#endif
   const auto bt = b.transposed();
   const bool vendor = use_vendor<Exec>(blas) && col_major(l, n, n).ok && col_major(bt, nrhs, n).ok;
   if (!vendor && nrhs < 32) return potrs_team(exec, n, nrhs, l, b);
