@@ -309,6 +309,20 @@ void vendor_symm(const Exec& exec, bool lower, int m, int n, const T* a, int lda
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     auto h = cublas_handle(exec);
     const auto fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    // A few columns: one SYMV each, which streams the triangle. cuBLAS's SYMM is GEMM-shaped:
+    // posv_mixed (three residuals) took as long with 1 right-hand side as with 4 at
+    // n = 16384, and 6.5 ms less with this and the one-launch potrs (round 34).
+    if (n <= 4) {
+      for (int j = 0; j < n; ++j) {
+        if constexpr (std::is_same<T, double>::value)
+          cublas_check(cublasDsymv(h, fill, m, &alpha, a, lda, b + std::size_t(j) * ldb, 1, &beta,
+                                   c + std::size_t(j) * ldc, 1), "dsymv");
+        else
+          cublas_check(cublasSsymv(h, fill, m, &alpha, a, lda, b + std::size_t(j) * ldb, 1, &beta,
+                                   c + std::size_t(j) * ldc, 1), "ssymv");
+      }
+      return;
+    }
     if constexpr (std::is_same<T, double>::value)
       cublas_check(cublasDsymm(h, CUBLAS_SIDE_LEFT, fill, m, n, &alpha, a, lda, b, ldb, &beta, c,
                                ldc), "dsymm");
