@@ -505,7 +505,7 @@ void cusolver_potrf(benchmark::State& state) {
 
 // Solves with nrhs right-hand sides: potrs alone (the factor made once, untimed) or posv
 // (factor and solve timed together), by Kolesky and by each baseline on the same A and B.
-enum class Solver { Kolesky, KoleskyTrsm, KokkosKernels, Lapack, Cusolver };
+enum class Solver { Kolesky, KoleskyTrsm, KoleskyFlow, KokkosKernels, Lapack, Cusolver };
 
 // X(i, j) = 1 + (i + j) % 7 and B0 = A0 X. (Free functions: nvcc takes no device lambdas in
 // constructors.)
@@ -568,10 +568,11 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
       solve = [&] { kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b); };
       break;
     case Solver::KoleskyTrsm:  // CUDA: the blocked TRSM the one-launch solve replaced
+    case Solver::KoleskyFlow:  // CUDA: the one-launch solve wherever it applies
       factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
-      solve = [&] {
+      solve = [&, who] {
         auto& knob = kolesky::impl::PotrsKnobs::get();
-        knob.flow = 0;
+        knob.flow = who == Solver::KoleskyTrsm ? 0 : 2;
         kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b);
         knob.flow = 1;
       };
@@ -701,6 +702,7 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
   std::vector<std::pair<std::string, Solver>> who = {{"kolesky", Solver::Kolesky}};
 #ifdef KOKKOS_ENABLE_CUDA
   who.push_back({"kolesky_trsm", Solver::KoleskyTrsm});
+  who.push_back({"kolesky_flow", Solver::KoleskyFlow});
 #endif
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
   who.push_back({"kokkoskernels", Solver::KokkosKernels});

@@ -2,7 +2,7 @@
 //
 // With one right-hand side the solve reads the factor twice and does 2 flops per element it
 // reads: it is bandwidth-bound, and the blocked TRSM chain (cuBLAS or cuSOLVER: ~2 x n / 64
-// dependent launches) runs it 10-15x slower than the matrix can be read. Here each thread
+// dependent launches) runs it 3.5-15x slower than the matrix can be read. Here each thread
 // block takes one block row of 64 rows of one sweep: it reads its row of 64 x 64 tiles
 // (prefetched one tile ahead, none of them depends on the solution), applies each solved
 // block of the solution as soon as it is published, and solves its diagonal block by the
@@ -37,14 +37,8 @@ namespace impl {
 // blocked TRSM, which has the flops to fill the device.
 constexpr int kPotrsFlowMaxRhs = 16;
 
-// Where the one-launch solve wins (H100, round 35): 1-4 right-hand sides at every order
-// (2.1-5.1x cuSOLVER), 16 from n = 1000 (1.3-2.2x) but not at n = 128 (0.90: four launches,
-// each ~10 us of start-up, against a TRSM chain that is short there).
-inline bool potrs_flow_wins(const int n, const int nrhs) {
-  return nrhs <= 4 || (nrhs <= kPotrsFlowMaxRhs && n >= 512);
-}
-
-// Measurement knob (perf_test): 0 sends CUDA's potrs to the blocked TRSM at every nrhs.
+// Measurement knob (perf_test): 0 sends CUDA's potrs to the blocked TRSM at every nrhs, 2 to
+// this solve wherever it applies (nrhs <= kPotrsFlowMaxRhs), 1 (default) picks.
 struct PotrsKnobs {
   int flow = 1;
   static PotrsKnobs& get() {
@@ -52,6 +46,15 @@ struct PotrsKnobs {
     return k;
   }
 };
+
+// Where the one-launch solve wins (H100, round 37, double, n = 128-1000 x nrhs = 1-16): at
+// every point but 13-16 right-hand sides at n < 256 (four launches of ~25 us: 0.0964 against
+// the TRSM's 0.0814 ms at n = 128, nrhs = 16); 1.1-5.2x cuSOLVER where it is taken.
+inline bool potrs_flow_wins(const int n, const int nrhs) {
+  const int knob = PotrsKnobs::get().flow;
+  if (knob != 1) return knob == 2 && nrhs <= kPotrsFlowMaxRhs;
+  return nrhs <= 12 || (nrhs <= kPotrsFlowMaxRhs && n >= 256);
+}
 
 #ifdef KOKKOS_ENABLE_CUDA
 

@@ -397,7 +397,7 @@ void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<
   if (n == 0 || nrhs == 0) return;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    if (potrs_flow_wins(n, nrhs) && PotrsKnobs::get().flow != 0)
+    if (potrs_flow_wins(n, nrhs))
       return potrs_flow<T>(exec, n, nrhs, l, b);
   }
 #endif
