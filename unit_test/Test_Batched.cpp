@@ -340,11 +340,12 @@ TYPED_TEST(Batched, LayoutConversionsRoundTrip) {
 // Conversions through the tiled transpose (GPU): several tiles of matrices and of elements,
 // partial tiles, LayoutLeft and LayoutRight strided sides.
 template <class T, class Layout>
-void round_trip(const int count, const int n, const int m) {
-  SCOPED_TRACE("count=" + std::to_string(count) + " n=" + std::to_string(n) + " m=" + std::to_string(m));
+void round_trip(const int count, const int n, const int m, const int chunk = 32) {
+  SCOPED_TRACE("count=" + std::to_string(count) + " n=" + std::to_string(n) + " m=" +
+               std::to_string(m) + " chunk=" + std::to_string(chunk));
   batched::StridedBatch<T, Layout, MemSpace> s("s", count, n, m), back("b", count, n, m);
   batched::InterleavedBatch<T, MemSpace> il("i", count, n, m);
-  batched::ChunkedBatch<T, MemSpace> ch("c", count, n, m, 32);
+  batched::ChunkedBatch<T, MemSpace> ch("c", count, n, m, chunk);
   auto hs = batched::create_mirror_view(s);
   for (int p = 0; p < count; ++p)
     for (int i = 0; i < n; ++i)
@@ -370,6 +371,50 @@ TYPED_TEST(Batched, LayoutConversionsTiles) {
   round_trip<T, Kokkos::LayoutRight>(33, 32, 32);
   round_trip<T, Kokkos::LayoutLeft>(1, 1, 1);
   round_trip<T, Kokkos::LayoutRight>(65, 1, 3);
+}
+
+// The host's tiled copy with streaming stores (from 4 MiB up where its stores fill whole lines;
+// here forced for every shape): blocks of matrices past the 2048-matrix super-block and partial
+// ones, element counts that are not multiples of the tiles, chunks shorter than a block
+// (several runs), and a strided side with padded rows (no contiguous runs).
+TYPED_TEST(Batched, LayoutConversionsStreamingHost) {
+  using T = TypeParam;
+  struct Force {  // restored however the test ends
+    std::size_t saved = kolesky::batched::impl::host_stream_copy_bytes();
+    Force() { kolesky::batched::impl::host_stream_copy_bytes() = 0; }
+    ~Force() { kolesky::batched::impl::host_stream_copy_bytes() = saved; }
+  } force;
+  round_trip<T, Kokkos::LayoutRight>(2100, 5, 7, 8);
+  round_trip<T, Kokkos::LayoutLeft>(2100, 5, 7, 32);
+  round_trip<T, Kokkos::LayoutRight>(77, 32, 32, 3);
+  round_trip<T, Kokkos::LayoutLeft>(1, 1, 1, 8);
+  round_trip<T, Kokkos::LayoutRight>(4097, 2, 2, 16);
+  {
+    const int count = 300, n = 9, m = 11;
+    Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> big("big", count, n + 1, m + 3);
+    auto sub = Kokkos::subview(big, Kokkos::ALL, std::make_pair(0, n), std::make_pair(1, m + 1));
+    batched::StridedBatch<T, Kokkos::LayoutStride, MemSpace> s(sub);
+    batched::InterleavedBatch<T, MemSpace> il("i", count, n, m);
+    Kokkos::deep_copy(big, T(-7));
+    auto hs = Kokkos::create_mirror_view(big);
+    Kokkos::deep_copy(hs, big);
+    for (int p = 0; p < count; ++p)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < m; ++j) hs(p, i, j + 1) = T(p + 0.5 * i + 0.125 * j);
+    Kokkos::deep_copy(big, hs);
+    batched::copy(ExecSpace(), s, il);
+    Kokkos::deep_copy(big, T(0));
+    batched::copy(ExecSpace(), il, s);
+    ExecSpace().fence();
+    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), big);
+    for (int p = 0; p < count; ++p)
+      for (int i = 0; i < n + 1; ++i)
+        for (int j = 0; j < m + 3; ++j) {
+          const bool in = i < n && j >= 1 && j <= m;
+          ASSERT_EQ(hb(p, i, j), in ? T(p + 0.5 * i + 0.125 * j - 0.125) : T(0))
+              << p << " " << i << " " << j;
+        }
+  }
 }
 
 TYPED_TEST(Batched, EmptyAndBadArguments) {

@@ -224,6 +224,24 @@ void convert_strided_to_interleaved(benchmark::State& st) {
   counters(st, n, batch, sizeof(T));
 }
 
+// And back: results in the interleaved layout unpacked into the user's strided batch.
+template <class T>
+void convert_interleaved_to_strided(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> s("S", batch, n, n);
+  kolesky::batched::InterleavedBatch<T, Mem> il("I", batch, n, n);
+  fill_spd(s);
+  kolesky::batched::copy(Exec(), s, il);
+  for (auto _ : st) {
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::copy(Exec(), il, s);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  counters(st, n, batch, sizeof(T));
+}
+
 // The copy roofline measured in the same run: one read and one write of the same bytes.
 template <class T>
 void copy_roofline(benchmark::State& st) {
@@ -385,6 +403,7 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
   }
   reg("copy_roofline", [](benchmark::State& s) { copy_roofline<T>(s); });
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
+  reg("convert_interleaved_to_strided", [](benchmark::State& s) { convert_interleaved_to_strided<T>(s); });
   reg("kokkoskernels_serial_lu", [](benchmark::State& s) { kk_lu<T, false>(s); });
   reg("kokkoskernels_team_lu", [](benchmark::State& s) { kk_lu<T, true>(s); });
 #ifdef KOLESKY_HAVE_LAPACK

@@ -16,6 +16,12 @@
 
 #include "common/Kolesky_Profiling.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
+
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -201,6 +207,15 @@ std::enable_if_t<is_batch<Dst>::value && is_batch<Src>::value> deep_copy(const D
 
 namespace impl {
 
+// Batches of at least this many bytes take the tiled, streaming host copy (2-core host: below
+// it the batch stays in cache and the plain loop is faster, 47 against 32 % of a copy at 1 MB).
+// A reference so that tests can send every batch that way (0: always, shapes and
+// alignment aside).
+inline std::size_t& host_stream_copy_bytes() {
+  static std::size_t bytes = std::size_t(4) << 20;
+  return bytes;
+}
+
 // GPU copy between a strided batch and a batch-fastest one (either direction): tiles of 32
 // matrices x 32 elements go through scratch, so the read and the write are both coalesced
 // (a direct copy reads or writes one element per 32-byte sector on one side: Nsight Compute
@@ -243,18 +258,226 @@ void copy_transposed(const ExecSpace& exec, const Src& src, const Dst& dst) {
   Kokkos::parallel_for("kolesky::batched::copy_transposed", policy, body);
 }
 
-// Host copy: each thread takes blocks of QB matrices. Element (r, c) sits at the same offset
-// r * rs + c * cs from every matrix's start in a batch, so a block keeps QB start pointers per
-// side and walks the elements once; with the batch index innermost when either side is
-// batch-fastest (that side then runs at unit stride), else matrix by matrix in the source's
-// unit-stride order. The 3-D range it replaces ran at about 1 GB/s.
+#if defined(__SSE2__)
+// Streaming (non-temporal) stores for a transposing copy: its writes are short runs spread
+// over many pages, so ordinary stores pay a read of each line first and evict lines that are
+// still being filled. Whole-run x86 stores; the remainder and unaligned heads go as usual.
+inline void stream_run(double* p, const double* v, int len) {
+  int i = 0;
+  for (; i < len && (reinterpret_cast<std::uintptr_t>(p + i) & 15) != 0; ++i) p[i] = v[i];
+  for (; i + 2 <= len; i += 2) _mm_stream_pd(p + i, _mm_loadu_pd(v + i));
+  for (; i < len; ++i) p[i] = v[i];
+}
+inline void stream_run(float* p, const float* v, int len) {
+  int i = 0;
+  for (; i < len && (reinterpret_cast<std::uintptr_t>(p + i) & 15) != 0; ++i) p[i] = v[i];
+  for (; i + 4 <= len; i += 4) _mm_stream_ps(p + i, _mm_loadu_ps(v + i));
+  for (; i < len; ++i) p[i] = v[i];
+}
+template <class D>
+constexpr bool has_stream_run() {
+  return std::is_same<D, double>::value || std::is_same<D, float>::value;
+}
+inline void stream_fence() { _mm_sfence(); }
+// out[e * ld + q] = p[q][o + e] for e < len and the block's B matrices q, by B x B register
+// transposes (the scalar form is bound by instructions in float: ~4 per element).
+template <class D>
+constexpr int kTransposeBlock = 16 / int(sizeof(D));
+template <class P>
+inline void transpose_block(P* p, const std::ptrdiff_t o, const int len, double* out,
+                            const int ld) {
+  int e = 0;
+  for (; e + 2 <= len; e += 2) {
+    const __m128d a = _mm_loadu_pd(p[0] + o + e), b = _mm_loadu_pd(p[1] + o + e);
+    _mm_storeu_pd(out + e * ld, _mm_unpacklo_pd(a, b));
+    _mm_storeu_pd(out + (e + 1) * ld, _mm_unpackhi_pd(a, b));
+  }
+  for (; e < len; ++e) out[e * ld] = p[0][o + e], out[e * ld + 1] = p[1][o + e];
+}
+template <class P>
+inline void transpose_block(P* p, const std::ptrdiff_t o, const int len, float* out,
+                            const int ld) {
+  int e = 0;
+  for (; e + 4 <= len; e += 4) {
+    __m128 a = _mm_loadu_ps(p[0] + o + e), b = _mm_loadu_ps(p[1] + o + e);
+    __m128 c = _mm_loadu_ps(p[2] + o + e), d = _mm_loadu_ps(p[3] + o + e);
+    _MM_TRANSPOSE4_PS(a, b, c, d);
+    _mm_storeu_ps(out + e * ld, a);
+    _mm_storeu_ps(out + (e + 1) * ld, b);
+    _mm_storeu_ps(out + (e + 2) * ld, c);
+    _mm_storeu_ps(out + (e + 3) * ld, d);
+  }
+  for (; e < len; ++e)
+    for (int q = 0; q < 4; ++q) out[e * ld + q] = p[q][o + e];
+}
+#else
+template <class D>
+void stream_run(D* p, const D* v, int len) {
+  for (int i = 0; i < len; ++i) p[i] = v[i];
+}
+template <class D>
+constexpr bool has_stream_run() {
+  return false;
+}
+inline void stream_fence() {}
+template <class D>
+constexpr int kTransposeBlock = 1;
+template <class P, class D>
+void transpose_block(P* p, const std::ptrdiff_t o, const int len, D* out, const int) {
+  for (int e = 0; e < len; ++e) out[e] = p[0][o + e];
+}
+#endif
+
+// Host copy between a strided batch and a batch-fastest one (large batches, x86): the batch
+// is cut into tiles of QB matrices x EB elements that go through a buffer in L1, so that each
+// side is read or written in runs along its unit stride, and the runs are written with
+// streaming stores. Strided -> fast: one thread takes QB matrices at a time and walks their
+// elements; fast -> strided: one thread takes EB elements of SB matrices, so that the fast
+// side's rows it reads stay few (one page per row visit otherwise). Measured on the 2-core
+// host (docs/performance_log.md, issue 16): 2-5x the element-by-element loop below.
+template <class ExecSpace, class Src, class Dst>
+void copy_host_tiled(const ExecSpace& exec, const Src& src, const Dst& dst) {
+  using D = std::remove_const_t<std::remove_reference_t<decltype(*dst.matrix(0).p)>>;
+  constexpr int L = 128 / int(sizeof(D));  // values in 128 bytes
+  const int count = src.size(), n = src.rows(), m = src.cols(), ne = n * m;
+  const bool to_fast = dst.batch_stride() == 1;
+  const auto su = to_fast ? src.matrix(0) : dst.matrix(0);  // the strided side orders elements
+  const bool row_fast = (su.rs < 0 ? -su.rs : su.rs) <= (su.cs < 0 ? -su.cs : su.cs);
+  const auto s0 = src.matrix(0);
+  const auto d0 = dst.matrix(0);
+  const std::ptrdiff_t srs = s0.rs, scs = s0.cs, drs = d0.rs, dcs = d0.cs;
+  constexpr bool same_scalar =
+      std::is_same<std::remove_const_t<std::remove_pointer_t<decltype(s0.p)>>, D>::value;
+  const auto unit_run = [](const std::ptrdiff_t* o, const int len) {
+    bool unit = true;
+    for (int e = 1; e < len; ++e) unit = unit && o[e] == o[e - 1] + 1;
+    return unit;
+  };
+  const auto offsets = [=](const int g0, const int e1, std::ptrdiff_t* so, std::ptrdiff_t* dof) {
+    for (int e = 0; e < e1; ++e) {
+      const int g = g0 + e, r = row_fast ? g % n : g / m, c = row_fast ? g / n : g % m;
+      so[e] = r * srs + c * scs;
+      dof[e] = r * drs + c * dcs;
+    }
+  };
+  if (to_fast) {
+    constexpr int QB = L, EB = 64;
+    Kokkos::parallel_for(
+        "kolesky::batched::copy", Kokkos::RangePolicy<ExecSpace>(exec, 0, (count + QB - 1) / QB),
+        [=](const int blk) {
+          const int b0 = blk * QB, q1 = count - b0 < QB ? count - b0 : QB;
+          decltype(s0.p) sp[QB];
+          D* dp[QB];
+          int run[QB + 1], nrun = 0;  // starts of the runs of consecutive destinations
+          for (int q = 0; q < q1; ++q) {
+            sp[q] = src.matrix(b0 + q).p, dp[q] = dst.matrix(b0 + q).p;
+            if (q == 0 || dp[q] != dp[q - 1] + 1) run[nrun++] = q;
+          }
+          run[nrun] = q1;
+          alignas(64) D buf[EB][QB];
+          std::ptrdiff_t so[EB], dof[EB];
+          for (int g0 = 0; g0 < ne; g0 += EB) {
+            const int e1 = ne - g0 < EB ? ne - g0 : EB;
+            offsets(g0, e1, so, dof);
+            if (unit_run(so, e1)) {
+              int q = 0;
+              if constexpr (same_scalar)
+                for (; q + kTransposeBlock<D> <= q1; q += kTransposeBlock<D>)
+                  transpose_block(sp + q, so[0], e1, &buf[0][q], QB);
+              for (; q < q1; ++q) {
+                const auto r = sp[q] + so[0];
+                for (int e = 0; e < e1; ++e) buf[e][q] = D(r[e]);
+              }
+            } else {
+              for (int q = 0; q < q1; ++q)
+                for (int e = 0; e < e1; ++e) buf[e][q] = D(sp[q][so[e]]);
+            }
+            for (int e = 0; e < e1; ++e)
+              for (int k = 0; k < nrun; ++k)
+                stream_run(dp[run[k]] + dof[e], &buf[e][run[k]], run[k + 1] - run[k]);
+          }
+          stream_fence();
+        });
+  } else {
+    constexpr int QB = 64, EB = L, SB = 2048;
+    const int neb = (ne + EB - 1) / EB, nsb = (count + SB - 1) / SB;
+    Kokkos::parallel_for(
+        "kolesky::batched::copy", Kokkos::RangePolicy<ExecSpace>(exec, 0, neb * nsb),
+        [=](const int it) {
+          const int sb = it / neb, g0 = (it - sb * neb) * EB, e1 = ne - g0 < EB ? ne - g0 : EB;
+          const int bend = count - sb * SB < SB ? count : (sb + 1) * SB;
+          std::ptrdiff_t so[EB], dof[EB];
+          offsets(g0, e1, so, dof);
+          const bool contiguous = unit_run(dof, e1);
+          alignas(64) D buf[QB][EB];
+          for (int b0 = sb * SB; b0 < bend; b0 += QB) {
+            const int q1 = bend - b0 < QB ? bend - b0 : QB;
+            decltype(s0.p) sp[QB];
+            D* dp[QB];
+            bool one_run = true;  // the block's values of each element are consecutive
+            for (int q = 0; q < q1; ++q) {
+              sp[q] = src.matrix(b0 + q).p, dp[q] = dst.matrix(b0 + q).p;
+              one_run = one_run && sp[q] == sp[0] + q;
+            }
+            int e = 0;
+            if constexpr (same_scalar)
+              if (one_run)
+                for (; e + kTransposeBlock<D> <= e1; e += kTransposeBlock<D>) {
+                  decltype(s0.p) rows[kTransposeBlock<D>];
+                  for (int i = 0; i < kTransposeBlock<D>; ++i) rows[i] = sp[0] + so[e + i];
+                  transpose_block(rows, 0, q1, &buf[0][e], EB);
+                }
+            for (; e < e1; ++e)
+              for (int q = 0; q < q1; ++q) buf[q][e] = D(sp[q][so[e]]);
+            for (int q = 0; q < q1; ++q) {
+              if (contiguous) {
+                stream_run(dp[q] + dof[0], buf[q], e1);
+              } else {
+                for (int e = 0; e < e1; ++e) dp[q][dof[e]] = buf[q][e];
+              }
+            }
+          }
+          stream_fence();
+        });
+  }
+}
+
+// Where the tiled copy's streaming stores fill whole 64-byte lines (a line that two runs
+// share goes out in pieces, slower than ordinary stores), measured on the 2-core host:
+// strided -> fast from 64 elements a matrix (below it the element loop reads the small
+// matrices as one stream: 76 against 56 % of a copy at n = 4), the fast side's elements on
+// line boundaries; fast -> strided into packed matrices of whole lines.
+template <class Src, class Dst>
+bool tiled_copy_pays(const Src& src, const Dst& dst) {
+  using D = std::remove_const_t<std::remove_reference_t<decltype(*dst.matrix(0).p)>>;
+  const std::ptrdiff_t ne = std::ptrdiff_t(src.rows()) * src.cols(), line = 64 / sizeof(D);
+  const auto lines = [=](const std::ptrdiff_t e) { return (e < 0 ? -e : e) % line == 0; };
+  if (dst.batch_stride() == 1) {
+    const auto d0 = dst.matrix(0);
+    return ne >= 64 && lines(d0.rs) && lines(d0.cs) && lines(dst.chunk());
+  }
+  const auto d0 = dst.matrix(0);
+  const bool packed = (d0.rs == 1 && d0.cs == src.rows()) || (d0.cs == 1 && d0.rs == src.cols());
+  return packed && ne % line == 0 && (src.size() < 2 || dst.matrix(1).p == d0.p + ne);
+}
+
+// Host copy, otherwise: each thread takes blocks of QB matrices. Element (r, c) sits at the
+// same offset r * rs + c * cs from every matrix's start in a batch, so a block keeps QB start
+// pointers per side and walks the elements once; with the batch index innermost when either
+// side is batch-fastest (that side then runs at unit stride), else matrix by matrix in the
+// source's unit-stride order. Small batches (in cache) copy fastest this way.
 template <class ExecSpace, class Src, class Dst>
 void copy_host(const ExecSpace& exec, const Src& src, const Dst& dst) {
   constexpr int QB = 64;
   using S = std::remove_reference_t<decltype(*src.matrix(0).p)>;
   using D = std::remove_reference_t<decltype(*dst.matrix(0).p)>;
   const int count = src.size(), n = src.rows(), m = src.cols();
-  const bool batch_inner = src.batch_stride() == 1 || dst.batch_stride() == 1;
+  const bool src_fast = src.batch_stride() == 1, dst_fast = dst.batch_stride() == 1;
+  const std::size_t from = host_stream_copy_bytes();
+  if (has_stream_run<std::remove_const_t<D>>() && src_fast != dst_fast &&
+      (from == 0 || (std::size_t(count) * n * m * sizeof(D) >= from && tiled_copy_pays(src, dst))))
+    return copy_host_tiled(exec, src, dst);
+  const bool batch_inner = src_fast || dst_fast;
   const auto s0 = src.matrix(0);
   const auto d0 = dst.matrix(0);
   const std::ptrdiff_t srs = s0.rs, scs = s0.cs, drs = d0.rs, dcs = d0.cs;
