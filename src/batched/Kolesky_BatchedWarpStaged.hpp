@@ -32,6 +32,7 @@
 
 #include "batched/Kolesky_BatchedPotrf_Impl.hpp"
 #include "common/Kolesky_Compat.hpp"
+#include "common/Kolesky_CudaCache.hpp"
 #include "common/Kolesky_Types.hpp"
 
 namespace kolesky {
@@ -62,6 +63,9 @@ struct WarpPacked {
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
+
+using kolesky::impl::check_launch;
+using kolesky::impl::opt_in_shared;
 
 template <class T>
 struct WarpVec;
@@ -480,24 +484,6 @@ __global__ void __launch_bounds__(N, 1)
 #endif
 }
 
-// A one-block kernel's dynamic shared memory above the default 48 KB: set to the device's
-// opt-in maximum once per device and kernel (`opted` holds a bit per device), not at every
-// launch (~1 us, a few percent of a small factorization).
-inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* const kernel,
-                          const Kokkos::Cuda& exec, const std::size_t bytes,
-                          const char* const what) {
-  const int dev = exec.cuda_device();
-  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
-  if (bit != 0 && (opted.load(std::memory_order_acquire) & bit) != 0) return;
-  const int most = std::max(int(exec.cuda_device_prop().sharedMemPerBlockOptin), int(bytes));
-  const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most);
-  if (attr != cudaSuccess)
-    throw std::runtime_error(std::string(what) + " cannot have its shared memory (" +
-                             std::to_string(bytes) + " bytes): " + cudaGetErrorString(attr));
-  opted.fetch_or(bit, std::memory_order_release);
-}
-
 // Shared memory for the largest order in the batch, not N: more matrices per SM (n = 100 in
 // double: 41 KB, five blocks, instead of 66 KB and three).
 template <int N, bool Exact, class Source, class Info, bool Precise = false>
@@ -509,20 +495,12 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
       (std::size_t(WarpPacked<T>::off(Exact ? N : max_n)) + kStagedPanel * kStagedPanel) *
       sizeof(T);
   auto kernel = block_staged_kernel<N, Exact, T, Source, Info, Precise>;
-  // Above the 48 KB a launch gets by default (66 KB at N = 128 in double). Asked for at every
-  // launch, for exactly these bytes: a batch's launch costs far more than the ~1 us.
-  const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  if (attr != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel for "
-                                         "n > 64 cannot have its shared memory: ") +
-                             cudaGetErrorString(attr));
+  static std::atomic<unsigned long long> opted{0};  // above 48 KB: 66 KB at N = 128 in double
+  opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
+                "kolesky::batched::potrf: the WarpStaged kernel for n > 64");
   kernel<<<unsigned(count), dim3(32, N / 32), bytes, exec.cuda_stream()>>>(
       src, max_n, uplo == Uplo::Lower, info);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel did "
-                                         "not launch: ") + cudaGetErrorString(e));
+  check_launch("kolesky::batched::potrf: the WarpStaged kernel");
 }
 
 #if defined(__CUDA_ARCH__)
@@ -776,10 +754,7 @@ void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const
                 "kolesky::potrf: the split staged kernel");
   kernel<<<unsigned(count), dim3(32, N * S / 32), bytes, exec.cuda_stream()>>>(
       src, max_n, uplo == Uplo::Lower, info, trace);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::potrf: the staged kernel did not launch: ") +
-                             cudaGetErrorString(e));
+  check_launch("kolesky::potrf: the staged kernel");
 }
 
 // mma: the dot products on the FP64 tensor cores (double on sm_80 and later; ignored otherwise).
@@ -814,10 +789,7 @@ void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sour
   warp_staged_kernel<N, Exact, warp_staged_min_blocks<T, N>(), T, Source, Info, Precise>
       <<<blocks, dim3(32, kWarps), bytes, exec.cuda_stream()>>>(src, count, uplo == Uplo::Lower,
                                                                  info);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::batched::potrf: the WarpStaged kernel did "
-                                         "not launch: ") + cudaGetErrorString(e));
+  check_launch("kolesky::batched::potrf: the WarpStaged kernel");
 }
 
 // Compiled orders. A batch of one order among 20, 24, 32, 40, 48, 64 gets a kernel with n a

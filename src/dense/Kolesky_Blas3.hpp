@@ -24,6 +24,7 @@
 
 #include "Kolesky_Config.hpp"
 #include "common/Kolesky_Compat.hpp"
+#include "common/Kolesky_CudaCache.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
 #ifdef KOLESKY_HAVE_CUBLAS
@@ -571,17 +572,7 @@ struct CudaForks {
     }
     cudaEventDestroy(fork);
   }
-  static CudaForks& get() {
-    static CudaForks* f = nullptr;
-    if (f == nullptr) {
-      f = new CudaForks;
-      Kokkos::push_finalize_hook([]() {
-        delete f;
-        f = nullptr;
-      });
-    }
-    return *f;
-  }
+  static CudaForks& get() { return per_process<CudaForks>(); }
 };
 
 // GPU SYRK C(m x m) lower -= A A^T split into diagonal blocks of at most syrk_block() (SYRK)

@@ -20,8 +20,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <type_traits>
 
 #ifndef __CUDA_ARCH__
@@ -29,6 +27,7 @@
 #endif
 
 #include "common/Kolesky_Compat.hpp"
+#include "common/Kolesky_CudaCache.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
 namespace kolesky {
@@ -1059,17 +1058,7 @@ using FlowWorkOf = FlowWork<typename Exec::memory_space>;
 #ifdef KOKKOS_ENABLE_CUDA
 // One workspace per CUDA stream, kept for the process (like the info words).
 inline FlowWork<Kokkos::CudaSpace>& cuda_flow_work(const Kokkos::Cuda& exec) {
-  static std::mutex m;
-  static std::map<cudaStream_t, FlowWork<Kokkos::CudaSpace>>* cache = nullptr;
-  std::lock_guard<std::mutex> lock(m);
-  if (cache == nullptr) {
-    cache = new std::map<cudaStream_t, FlowWork<Kokkos::CudaSpace>>;
-    Kokkos::push_finalize_hook([]() {
-      delete cache;
-      cache = nullptr;
-    });
-  }
-  return (*cache)[exec.cuda_stream()];
+  return per_stream<FlowWork<Kokkos::CudaSpace>>(exec);
 }
 #endif
 

@@ -22,11 +22,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
+#include "common/Kolesky_CudaCache.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
@@ -437,41 +436,15 @@ struct PotrsFlowWork {
   }
 };
 
-template <class T>
-PotrsFlowWork<T>& potrs_flow_work(const Kokkos::Cuda& exec) {
-  static std::mutex mu;
-  static std::map<cudaStream_t, PotrsFlowWork<T>>* cache = nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache == nullptr) {
-    cache = new std::map<cudaStream_t, PotrsFlowWork<T>>;
-    Kokkos::push_finalize_hook([]() {
-      delete cache;
-      cache = nullptr;
-    });
-  }
-  return (*cache)[exec.cuda_stream()];
-}
-
 template <class T, int NR>
 void launch_potrs_flow(const Kokkos::Cuda& exec, const PotrsFlowArgs<T>& args) {
   constexpr std::size_t bytes = potrs_flow_smem<T, NR>();
   auto kernel = potrs_flow_kernel<T, NR>;
   static std::atomic<unsigned long long> opted{0};
-  const int dev = exec.cuda_device();
-  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
-  if (bytes > 48 * 1024 && (bit == 0 || (opted.load(std::memory_order_acquire) & bit) == 0)) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-    if (e != cudaSuccess)
-      throw std::runtime_error(std::string("kolesky::potrs: the solve kernel cannot have its "
-                                           "shared memory: ") + cudaGetErrorString(e));
-    opted.fetch_or(bit, std::memory_order_release);
-  }
+  opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
+                "kolesky::potrs: the solve kernel");
   kernel<<<unsigned(2 * args.nt), kPotrsFlowThreads, bytes, exec.cuda_stream()>>>(args);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("kolesky::potrs: the solve kernel did not launch: ") +
-                             cudaGetErrorString(e));
+  check_launch("kolesky::potrs: the solve kernel");
 }
 
 // L L^T X = B in place, nrhs <= kPotrsFlowMaxRhs (four per launch).
@@ -480,7 +453,7 @@ void potrs_flow(const Kokkos::Cuda& exec, const int n, const int nrhs, const Str
                 const Strided<T> b, unsigned long long* const trace = nullptr) {
   if (n <= 0 || nrhs <= 0) return;
   const int nt = (n + kPotrsFlowTile - 1) / kPotrsFlowTile;
-  auto& work = potrs_flow_work<T>(exec);
+  auto& work = per_stream<PotrsFlowWork<T>>(exec);
   if (work.ldw < nt * kPotrsFlowTile) work.reserve(exec, nt * kPotrsFlowTile);
   PotrsFlowArgs<T> args{l.p,    l.rs,   l.cs,          b.p,      b.rs,
                         b.cs,   n,      0,             nt,       work.y.data(),

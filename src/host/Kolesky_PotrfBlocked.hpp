@@ -12,6 +12,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "common/Kolesky_CudaCache.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Blas3.hpp"
 #include "dense/Kolesky_PotrfDataflow.hpp"
@@ -322,17 +323,7 @@ struct CudaSide {
   }
   CudaSide(const CudaSide&) = delete;
   CudaSide& operator=(const CudaSide&) = delete;
-  static CudaSide& get() {
-    static CudaSide* s = nullptr;
-    if (s == nullptr) {
-      s = new CudaSide;
-      Kokkos::push_finalize_hook([]() {
-        delete s;
-        s = nullptr;
-      });
-    }
-    return *s;
-  }
+  static CudaSide& get() { return per_process<CudaSide>(); }
 };
 // `waiter` runs nothing more until all work queued so far on `signaller` is done.
 inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {

@@ -4,10 +4,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <type_traits>
 
+#include "common/Kolesky_CudaCache.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Blas3.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
@@ -73,17 +72,7 @@ struct CudaInfoWords {
   InfoView<Kokkos::Cuda> d;
   Kokkos::View<int*, Kokkos::CudaHostPinnedSpace> h;
   static CudaInfoWords& get(const Kokkos::Cuda& exec) {
-    static std::mutex m;
-    static std::map<cudaStream_t, CudaInfoWords>* cache = nullptr;
-    std::lock_guard<std::mutex> lock(m);
-    if (cache == nullptr) {
-      cache = new std::map<cudaStream_t, CudaInfoWords>;
-      Kokkos::push_finalize_hook([]() {
-        delete cache;
-        cache = nullptr;
-      });
-    }
-    auto& w = (*cache)[exec.cuda_stream()];
+    auto& w = per_stream<CudaInfoWords>(exec);
     if (w.d.extent(0) == 0) {
       w.d = InfoView<Kokkos::Cuda>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
       w.h = decltype(w.h)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info_host"), 1);

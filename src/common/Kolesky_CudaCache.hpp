@@ -1,0 +1,85 @@
+// What CUDA launches keep between calls: per-stream workspaces and the per-kernel shared-memory
+// opt-in, written once for every kernel that needs them.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#ifdef KOKKOS_ENABLE_CUDA
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace kolesky {
+namespace impl {
+
+// One W per CUDA stream, kept for the process and destroyed at Kokkos::finalize (before
+// Kokkos frees its memory spaces). Calls on one stream are ordered by the stream, so they
+// may share its W (one execution-space instance used from several host threads at once is
+// not supported, as in Kokkos). W's default constructor must not touch the device.
+template <class W>
+W& per_stream(const Kokkos::Cuda& exec) {
+  static std::mutex mu;
+  static std::map<cudaStream_t, W>* cache = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache == nullptr) {
+    cache = new std::map<cudaStream_t, W>;
+    Kokkos::push_finalize_hook([]() {
+      delete cache;
+      cache = nullptr;
+    });
+  }
+  return (*cache)[exec.cuda_stream()];
+}
+
+// One W for the process (streams, events), made on first use, destroyed at Kokkos::finalize.
+template <class W>
+W& per_process() {
+  static std::mutex mu;
+  static W* one = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (one == nullptr) {
+    one = new W;
+    Kokkos::push_finalize_hook([]() {
+      delete one;
+      one = nullptr;
+    });
+  }
+  return *one;
+}
+
+// Dynamic shared memory above the default 48 KB for `kernel`: its limit set once per device
+// (`opted` holds a bit per device; one per kernel), not at every launch (~1 us, a few percent
+// of a small factorization), to all the device offers beside the kernel's static shared
+// memory, so that any later launch of it fits.
+inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* const kernel,
+                          const Kokkos::Cuda& exec, const std::size_t bytes,
+                          const char* const what) {
+  if (bytes <= 48 * 1024) return;
+  const int dev = exec.cuda_device();
+  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  if (bit != 0 && (opted.load(std::memory_order_acquire) & bit) != 0) return;
+  cudaFuncAttributes fa{};
+  const int fixed = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess ? int(fa.sharedSizeBytes) : 0;
+  const int room = int(exec.cuda_device_prop().sharedMemPerBlockOptin) - fixed;
+  const cudaError_t attr = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(room, int(bytes)));
+  if (attr != cudaSuccess) {
+    cudaGetLastError();  // not left for the next launch's check to report
+    throw std::runtime_error(std::string(what) + " cannot have its shared memory (" +
+                             std::to_string(bytes) + " bytes): " + cudaGetErrorString(attr));
+  }
+  opted.fetch_or(bit, std::memory_order_release);
+}
+
+// Throws when the last launch failed (`what` names the kernel).
+inline void check_launch(const char* const what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + " did not launch: " + cudaGetErrorString(e));
+}
+
+}  // namespace impl
+}  // namespace kolesky
+#endif
