@@ -444,8 +444,8 @@ void copy_host_tiled(const ExecSpace& exec, const Src& src, const Dst& dst) {
 
 // Where the tiled copy's streaming stores fill whole 64-byte lines (a line that two runs
 // share goes out in pieces, slower than ordinary stores), measured on the 2-core host:
-// strided -> fast from 64 elements a matrix (below it the element loop reads the small
-// matrices as one stream: 76 against 56 % of a copy at n = 4), the fast side's elements on
+// strided -> fast above 64 elements a matrix (to there the element loop reads the small
+// matrices as one stream: 64 against 52 % of a copy at n = 8), the fast side's elements on
 // line boundaries; fast -> strided into packed matrices of whole lines.
 template <class Src, class Dst>
 bool tiled_copy_pays(const Src& src, const Dst& dst) {
@@ -454,7 +454,7 @@ bool tiled_copy_pays(const Src& src, const Dst& dst) {
   const auto lines = [=](const std::ptrdiff_t e) { return (e < 0 ? -e : e) % line == 0; };
   if (dst.batch_stride() == 1) {
     const auto d0 = dst.matrix(0);
-    return ne >= 64 && lines(d0.rs) && lines(d0.cs) && lines(dst.chunk());
+    return ne > 64 && lines(d0.rs) && lines(d0.cs) && lines(dst.chunk());
   }
   const auto d0 = dst.matrix(0);
   const bool packed = (d0.rs == 1 && d0.cs == src.rows()) || (d0.cs == 1 && d0.rs == src.cols());
