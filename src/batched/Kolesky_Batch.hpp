@@ -262,23 +262,20 @@ void copy_transposed(const ExecSpace& exec, const Src& src, const Dst& dst) {
 // Streaming (non-temporal) stores for a transposing copy: its writes are short runs spread
 // over many pages, so ordinary stores pay a read of each line first and evict lines that are
 // still being filled. Whole-run x86 stores; the remainder and unaligned heads go as usual.
-inline void stream_run(double* p, const double* v, int len) {
+inline void stream16(double* p, const double* v) { _mm_stream_pd(p, _mm_loadu_pd(v)); }
+inline void stream16(float* p, const float* v) { _mm_stream_ps(p, _mm_loadu_ps(v)); }
+template <class D>
+void stream_run(D* p, const D* v, const int len) {
+  constexpr int W = 16 / int(sizeof(D));
   int i = 0;
   for (; i < len && (reinterpret_cast<std::uintptr_t>(p + i) & 15) != 0; ++i) p[i] = v[i];
-  for (; i + 2 <= len; i += 2) _mm_stream_pd(p + i, _mm_loadu_pd(v + i));
-  for (; i < len; ++i) p[i] = v[i];
-}
-inline void stream_run(float* p, const float* v, int len) {
-  int i = 0;
-  for (; i < len && (reinterpret_cast<std::uintptr_t>(p + i) & 15) != 0; ++i) p[i] = v[i];
-  for (; i + 4 <= len; i += 4) _mm_stream_ps(p + i, _mm_loadu_ps(v + i));
+  for (; i + W <= len; i += W) stream16(p + i, v + i);
   for (; i < len; ++i) p[i] = v[i];
 }
 template <class D>
 constexpr bool has_stream_run() {
   return std::is_same<D, double>::value || std::is_same<D, float>::value;
 }
-inline void stream_fence() { _mm_sfence(); }
 // out[e * ld + q] = p[q][o + e] for e < len and the block's B matrices q, by B x B register
 // transposes (the scalar form is bound by instructions in float: ~4 per element).
 template <class D>
@@ -310,23 +307,6 @@ inline void transpose_block(P* p, const std::ptrdiff_t o, const int len, float* 
   for (; e < len; ++e)
     for (int q = 0; q < 4; ++q) out[e * ld + q] = p[q][o + e];
 }
-#else
-template <class D>
-void stream_run(D* p, const D* v, int len) {
-  for (int i = 0; i < len; ++i) p[i] = v[i];
-}
-template <class D>
-constexpr bool has_stream_run() {
-  return false;
-}
-inline void stream_fence() {}
-template <class D>
-constexpr int kTransposeBlock = 1;
-template <class P, class D>
-void transpose_block(P* p, const std::ptrdiff_t o, const int len, D* out, const int) {
-  for (int e = 0; e < len; ++e) out[e] = p[0][o + e];
-}
-#endif
 
 // Host copy between a strided batch and a batch-fastest one (large batches, x86): the batch
 // is cut into tiles of QB matrices x EB elements that go through a buffer in L1, so that each
@@ -396,7 +376,7 @@ void copy_host_tiled(const ExecSpace& exec, const Src& src, const Dst& dst) {
               for (int k = 0; k < nrun; ++k)
                 stream_run(dp[run[k]] + dof[e], &buf[e][run[k]], run[k + 1] - run[k]);
           }
-          stream_fence();
+          _mm_sfence();
         });
   } else {
     constexpr int QB = 64, EB = L, SB = 2048;
@@ -437,7 +417,7 @@ void copy_host_tiled(const ExecSpace& exec, const Src& src, const Dst& dst) {
               }
             }
           }
-          stream_fence();
+          _mm_sfence();
         });
   }
 }
@@ -452,14 +432,13 @@ bool tiled_copy_pays(const Src& src, const Dst& dst) {
   using D = std::remove_const_t<std::remove_reference_t<decltype(*dst.matrix(0).p)>>;
   const std::ptrdiff_t ne = std::ptrdiff_t(src.rows()) * src.cols(), line = 64 / sizeof(D);
   const auto lines = [=](const std::ptrdiff_t e) { return (e < 0 ? -e : e) % line == 0; };
-  if (dst.batch_stride() == 1) {
-    const auto d0 = dst.matrix(0);
-    return ne > 64 && lines(d0.rs) && lines(d0.cs) && lines(dst.chunk());
-  }
   const auto d0 = dst.matrix(0);
+  if (dst.batch_stride() == 1)
+    return ne > 64 && lines(d0.rs) && lines(d0.cs) && lines(dst.chunk());
   const bool packed = (d0.rs == 1 && d0.cs == src.rows()) || (d0.cs == 1 && d0.rs == src.cols());
   return packed && ne % line == 0 && (src.size() < 2 || dst.matrix(1).p == d0.p + ne);
 }
+#endif  // __SSE2__ (elsewhere the element loop below does every copy)
 
 // Host copy, otherwise: each thread takes blocks of QB matrices. Element (r, c) sits at the
 // same offset r * rs + c * cs from every matrix's start in a batch, so a block keeps QB start
@@ -473,10 +452,12 @@ void copy_host(const ExecSpace& exec, const Src& src, const Dst& dst) {
   using D = std::remove_reference_t<decltype(*dst.matrix(0).p)>;
   const int count = src.size(), n = src.rows(), m = src.cols();
   const bool src_fast = src.batch_stride() == 1, dst_fast = dst.batch_stride() == 1;
+#if defined(__SSE2__)
   const std::size_t from = host_stream_copy_bytes();
   if (has_stream_run<std::remove_const_t<D>>() && src_fast != dst_fast &&
       (from == 0 || (std::size_t(count) * n * m * sizeof(D) >= from && tiled_copy_pays(src, dst))))
     return copy_host_tiled(exec, src, dst);
+#endif
   const bool batch_inner = src_fast || dst_fast;
   const auto s0 = src.matrix(0);
   const auto d0 = dst.matrix(0);
