@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <Kolesky.hpp>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "Kolesky_TestUtils.hpp"
 
@@ -221,6 +224,79 @@ TYPED_TEST(PotrfFlow, LargeSolve) {
       auto db = to_device<T, Kokkos::LayoutLeft>(b);
       ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, da, db, o), 0);
       EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+    }
+  }
+}
+
+// The CUDA kernel's task numbering (checked on every backend: it is plain arithmetic):
+// every ticket names one task and every task is named once, and every task a task waits
+// for has a smaller ticket (tiles (i, k) and (j, k), the chain's columns and the partial
+// tasks those wait for), which is what keeps the persistent kernel free of deadlock whatever
+// the number of resident teams.
+TEST(PotrfFlowOrder, TasksOnceAndAfterTheirInputs) {
+  using F = impl::FlowPotrf<double>;
+  struct Shape {
+    int nt, j0, j1;
+  };
+  for (const Shape sh : {Shape{1, 0, 1}, Shape{2, 0, 2}, Shape{3, 0, 3}, Shape{5, 0, 5},
+                         Shape{48, 0, 48}, Shape{64, 0, 16}, Shape{64, 16, 32}, Shape{64, 48, 64},
+                         Shape{17, 5, 6}, Shape{17, 5, 7}, Shape{17, 5, 9}, Shape{520, 0, 12},
+                         Shape{70, 3, 40}}) {
+    SCOPED_TRACE("nt=" + std::to_string(sh.nt) + " j0=" + std::to_string(sh.j0) +
+                 " j1=" + std::to_string(sh.j1));
+    F f{};
+    f.nt = sh.nt;
+    f.j0 = sh.j0;
+    f.j1 = sh.j1;
+    const int tasks = f.cuda_ntasks();
+    // Ticket of each task by kind (1 partial below, 2 partial diagonal, 3 tile) and tile.
+    std::vector<int> pos(std::size_t(4) * sh.nt * sh.nt, -1);
+    const auto at = [&](int kind, int i, int j) -> int& {
+      return pos[(std::size_t(kind) * sh.nt + i) * sh.nt + j];
+    };
+    std::vector<std::array<int, 3>> order(tasks);
+    for (int t = 1; t < tasks; ++t) {
+      int kind = -1, i = -1, j = -1;
+      f.cuda_task(t, kind, i, j);
+      ASSERT_TRUE(kind >= 1 && kind <= 3 && i >= 0 && i < sh.nt && j >= sh.j0 && j < sh.nt)
+          << "t=" << t << " kind=" << kind << " i=" << i << " j=" << j;
+      ASSERT_EQ(at(kind, i, j), -1) << "named twice: t=" << t << " kind=" << kind;
+      at(kind, i, j) = t;
+      order[t] = {kind, i, j};
+    }
+    // The chain's column c can finish once its partials (and earlier columns) have.
+    std::vector<int> chain(sh.nt + 1, 0);
+    for (int c = sh.j0; c < sh.j1; ++c) {
+      int r = c > sh.j0 ? chain[c - 1] : 0;
+      if (c >= sh.j0 + 2) {
+        ASSERT_NE(at(1, c, c - 1), -1) << "partial below missing at column " << c;
+        ASSERT_NE(at(2, c, c), -1) << "partial diag missing at column " << c;
+        r = std::max({r, at(1, c, c - 1), at(2, c, c)});
+      }
+      chain[c] = r;
+    }
+    // Every tile of the columns is the chain's (the diagonal and, but in the last column, the
+    // tile below it) or one tile task's, never both.
+    const auto chains = [&](int i, int k) { return i == k || (i == k + 1 && k + 1 < sh.j1); };
+    for (int k = sh.j0; k < sh.j1; ++k)
+      for (int i = k; i < sh.nt; ++i)
+        EXPECT_EQ(at(3, i, k) != -1, !chains(i, k)) << "tile (" << i << ", " << k << ")";
+    const auto input = [&](int i, int k) { return chains(i, k) ? chain[i] : at(3, i, k); };
+    for (int t = 1; t < tasks; ++t) {
+      const int kind = order[t][0], i = order[t][1], j = order[t][2];
+      // Columns read: tiles (i, k) and (jr, k), k in [j0, ke); a partial of chain column i
+      // reads rows i and i - 1 up to column i - 2 (the chain applies column i - 1 itself).
+      int ke = j, jr = j;
+      if (kind == 3) {
+        EXPECT_LT(input(j, j), t) << "tile (" << i << ", " << j << ") before its diagonal";
+      } else {
+        ke = i - 1;
+        jr = i - 1;
+      }
+      for (int k = sh.j0; k < ke; ++k) {
+        EXPECT_LT(input(i, k), t) << "task " << t << " before (" << i << ", " << k << ")";
+        EXPECT_LT(input(jr, k), t) << "task " << t << " before (" << jr << ", " << k << ")";
+      }
     }
   }
 }
