@@ -81,6 +81,11 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
     if not os.path.exists(js):
         return None, errors + [f"{suite}: no JSON written"]
     data = json.load(open(js))
+    # The JSON is committed too: the binary's path relative to the working directory.
+    ctx = data.get("context", {})
+    if os.path.isabs(ctx.get("executable", "")):
+        ctx["executable"] = os.path.relpath(ctx["executable"])
+        json.dump(data, open(js, "w"), indent=2)
     for b in data.get("benchmarks", []):
         if b.get("error_occurred") and not is_outcome(b):
             errors.append(f'{suite}: {b["name"]}: {b.get("error_message", "error")}')
