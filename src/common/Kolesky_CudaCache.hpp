@@ -61,7 +61,11 @@ inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* co
   const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
   if (bit != 0 && (opted.load(std::memory_order_acquire) & bit) != 0) return;
   cudaFuncAttributes fa{};
-  const int fixed = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess ? int(fa.sharedSizeBytes) : 0;
+  int fixed = 0;  // the kernel's static shared memory
+  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess)
+    fixed = int(fa.sharedSizeBytes);
+  else
+    cudaGetLastError();  // not left for the next launch's check to report
   const int room = int(exec.cuda_device_prop().sharedMemPerBlockOptin) - fixed;
   const cudaError_t attr = cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(room, int(bytes)));
