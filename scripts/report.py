@@ -577,7 +577,9 @@ def batched_kernels_section(be, data_files):
            "`kolesky_perf_batched --n=... --kernels --benchmark_min_time=0.1` on the same GPU, "
            "cuSOLVER and the copy in the same process (data: " + names + ", the later file "
            "for the orders it has). WarpStaged: a warp per matrix staged in shared memory by "
-           "asynchronous copies (n <= 64), a block of n / 32 warps per matrix above. \"Best\" "
+           "asynchronous copies (n <= 64), a block of n / 32 warps per matrix above (in double on "
+           "sm_80 and later, but for a uniform n = 96, a thread per row with its dot products on "
+           "the FP64 tensor cores: the split kernel, from the last file on). \"Best\" "
            "is the faster of the two kernels, which the tuned table committed after these runs "
            "makes Auto's choice for strided batches; the Auto column is what the build that "
            "ran had in its table. Ratio = cuSOLVER potrfBatched time / best.\n\n",
@@ -797,7 +799,8 @@ def main():
             if sec is batched_section:
                 body.append(batched_kernels_section(be, [os.path.join(
                     repo, "docs", "data", "issue16", f) for f in (
-                        "warpstaged_round3_perf_batched.json", "block_round2_perf_batched.json")]))
+                        "warpstaged_round3_perf_batched.json", "block_round2_perf_batched.json",
+                        "session8_perf_batched.json")]))
     body.append(mpi_section(os.path.join(repo, "docs", "data", "issue19")))
     out = os.path.join(a.docs, "performance.md")
     os.makedirs(a.docs, exist_ok=True)

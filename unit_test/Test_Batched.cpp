@@ -179,8 +179,9 @@ TYPED_TEST(Batched, StridedLayoutRight) {
 // WarpStaged is compiled for orders up to 24, 32, 40, 48, 64, 96 and 128 (the loops stop at
 // n) and for exactly 20, 24, 32, 40, 48, 64, 96, 128 (16-byte copies when rows are contiguous
 // up to 64): every bound and its neighbours, one and two rows per lane, a block per matrix
-// above 64 (panels of 8: orders around them), rows and columns contiguous (Lower and Upper
-// of a LayoutRight batch), and no unit stride at all (LayoutLeft).
+// above 64 (panels of 8: orders around them; double on sm_80 and later takes the split kernel
+// there, float and the uniform 96 the block kernel), rows and columns contiguous (Lower and
+// Upper of a LayoutRight batch), and no unit stride at all (LayoutLeft).
 TYPED_TEST(Batched, WarpStagedOrders) {
   using T = TypeParam;
   using R = batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace>;
@@ -188,7 +189,7 @@ TYPED_TEST(Batched, WarpStagedOrders) {
   batched::Options opt;
   opt.kernel = Kernel::WarpStaged;
   for (const int n : {1, 2, 5, 18, 20, 23, 24, 25, 32, 39, 40, 41, 47, 48, 49, 63, 64, 65, 71,
-                      72, 73, 95, 96, 97, 100, 127, 128, 129}) {
+                      72, 73, 88, 95, 96, 97, 100, 113, 127, 128, 129}) {
     if (kHost && n > 64) continue;  // the host runs these orders as TeamRows, tested elsewhere
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_posv<R>(n, n < 30 ? 1000 : 301, uplo, opt, 0, 2);

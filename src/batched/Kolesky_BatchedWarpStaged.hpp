@@ -1,7 +1,8 @@
 // CUDA batched Cholesky for n <= 128 (Kernel::WarpStaged; the tuned default for strided
-// batches of n = 16-64): one warp per matrix and two warps per block up to n = 64, a block of
-// n / 32 warps per matrix above (see block_staged_kernel); plain CUDA kernels on the
-// execution space instance's stream.
+// batches of n = 16-128): one warp per matrix and two warps per block up to n = 64, a block of
+// n / 32 warps per matrix above (block_staged_kernel; in double on sm_80 and later
+// split_staged_kernel with a thread per row); plain CUDA kernels on the execution space
+// instance's stream.
 //
 // The warp copies the lower triangle of its matrix into a packed buffer in shared memory with
 // asynchronous copies (cp.async on sm_80 and later: every load in flight at once, no register
@@ -810,6 +811,19 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
     }
   }
   if (max_n > 64) {
+    using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+    // Double on the FP64 tensor cores (sm_80 and later): the split kernel with a thread per row,
+    // its dot products by DMMA and the next panel's sums formed while the diagonal block is
+    // factored; 10-26 % faster than the block kernel at n = 65-128 on the H100, which keeps
+    // only the uniform n = 96 (its exact kernel, 3 % faster) and float (no faster there either
+    // way). docs/performance_log.md, issue 16.
+    if constexpr (std::is_same<T, double>::value) {
+      if (!(uniform && max_n == 96) && exec.cuda_device_prop().major >= 8) {
+        if (max_n <= 96)
+          return launch_split_staged_on<96, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
+        return launch_split_staged_on<128, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
+      }
+    }
     if (uniform && max_n == 96)
       return launch_block_staged_on<96, true>(exec, uplo, src, count, max_n, info);
     if (uniform && max_n == 128)
