@@ -527,9 +527,10 @@ constexpr bool kSplitDmma = __CUDA_ARCH__ >= 800;
 // first panel) are written but not used by the report: ptxas can issue them early.
 constexpr int kSplitTracePoints = 6;
 
-// One matrix as fast as possible rather than many per second (the one-matrix potrf of
-// issue 15, orders 17-256): the block kernel's panels with S threads per row, so that a block
-// of N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
+// Written for one matrix as fast as possible (the one-matrix potrf of issue 15, orders 17-256,
+// S = 2-4); with S = 1 and Mma it is also the batched kernel for double n = 65-128 (see
+// launch_warp_staged). The block kernel's panels with S threads per row, so that a block of
+// N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
 // exposed. A row's dot products are split over its S threads by 16-byte chunks and summed by
 // shuffles; the panel's diagonal block is factored by the one warp that holds its rows
 // (B * S <= 32), which publishes the factor for the other warps' solves. While it does, the
