@@ -118,16 +118,18 @@ TYPED_TEST(PotrfFlow, NonUnitStride) {
   check_factor<T>(a, to_host(d), Uplo::Lower);
 }
 
-// Double tile updates run on the tensor cores where the device has them (mma.sync) and as
-// plain multiply-adds otherwise: both paths, with a failure, whatever the device default.
+// Double tile updates, and the chain's solve, SYRK and inverted blocks in both scalars, run on
+// the FP64 tensor cores where the device has them (mma.sync) and as plain multiply-adds
+// otherwise: all three mixes of the knob (everything, tile updates only, nothing), with a
+// failure, whatever the device default.
 TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   using T = TypeParam;
   struct Restore {  // the knob goes back even when an assertion returns early
     int saved = impl::FlowKnobs::get().mma;
     ~Restore() { impl::FlowKnobs::get().mma = saved; }
   } restore;
-  for (const int mma : {0, 1}) {
-    if (kHost && mma == 0) continue;  // the knob only changes the CUDA kernel
+  for (const int mma : {0, 1, 2}) {
+    if (kHost && mma != 1) continue;  // the knob only changes the CUDA kernel
     impl::FlowKnobs::get().mma = mma;
     for (const int n : {65, 200, kHost ? 300 : 1000})
       for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {

@@ -72,6 +72,7 @@ struct FlowTraceRec {
   long long sub_cycles[3];      // chain records: cycles of its solve, store + barrier, publish
   long long cycles;             // chain records: SM clock cycles of that factorization
   long long inv_cycles;         // chain records: cycles of invert_blocks after the factor
+  long long syrk_cycles;        // chain records: cycles of the SYRK update before the factor
   long long fac_cycles[4];      // chain records, summed over its four 16-column panels: warp 0
                                 // loading the panel, its 16 pivots, its stores of the finished
                                 // columns to scratch; thread 0 in the team update and barriers
@@ -130,6 +131,9 @@ struct FlowPotrf {
   std::ptrdiff_t rs, cs;
   int n, nt, j0, j1, ntasks, nteams;
   bool mma = false;  // tile updates by DMMA (set only where kMmaType and the device has it)
+  // The chain's solve, SYRK and inverted blocks by DMMA (sm_80 and later), float too: its
+  // operands widened to double, the results rounded back (no less accurate than FFMA).
+  bool chain_mma = false;
   int* info;
   int* ctr;
   unsigned* flags;
@@ -689,6 +693,10 @@ struct FlowPotrf {
         if (i > m) s[(o + m) * LD + o + i] = y[i];
     }
     member.team_barrier();
+    if (chain_mma_on()) {
+      w_blocks_mma(member, c);
+      return;
+    }
     T w[6];  // thread (tr, tc): W(y, b)(tr, tc) for the six blocks y > b
 #pragma unroll
     for (int b = 0, q = 0; b < 3; ++b)
@@ -706,6 +714,35 @@ struct FlowPotrf {
     for (int b = 0, q = 0; b < 3; ++b)
 #pragma unroll
       for (int y = b + 1; y < 4; ++y, ++q) s[(16 * y + c.tr) * LD + 16 * b + c.tc] = w[q];
+    member.team_barrier();
+  }
+
+  // invert_blocks' W(y, b) = L(y, b) inv(L(b, b)) on the FP64 tensor cores: 24 fragments of
+  // 8 x 8 (six blocks of 2 x 2), three a warp; k in the order of solve_blocks_mma.
+  template <class Member>
+  __device__ void w_blocks_mma(const Member& member, const Ctx& c) const {
+    T* const s = c.s;
+    const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+    double d[3][2];
+    int at_[3];
+#pragma unroll
+    for (int h = 0; h < 3; ++h) {
+      const int id = w + 8 * h, q = id >> 2, fr = (id >> 1) & 1, fc = id & 1;
+      const int b = q < 3 ? 0 : (q < 5 ? 1 : 2), y = q < 3 ? q + 1 : (q < 5 ? q - 1 : 3);
+      d[h][0] = d[h][1] = 0;
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const int m = 4 * tq + ks;
+        dmma(d[h], s[(16 * y + 8 * fr + g) * LD + 16 * b + m], inv_block(c, b, m, 8 * fc + g));
+      }
+      at_[h] = (16 * y + 8 * fr + g) * LD + 16 * b + 8 * fc + 2 * tq;
+    }
+    member.team_barrier();  // every read of L(y, b) before it is overwritten
+#pragma unroll
+    for (int h = 0; h < 3; ++h) {
+      s[at_[h]] = T(d[h][0]);
+      s[at_[h] + 1] = T(d[h][1]);
+    }
     member.team_barrier();
   }
 
@@ -751,6 +788,129 @@ struct FlowPotrf {
     }
   }
 
+  // Whether this build and launch run the chain's solve, SYRK and W blocks on the FP64 tensor
+  // cores.
+  __device__ bool chain_mma_on() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return chain_mma;
+#else
+    return false;
+#endif
+  }
+
+  // d += a b, one m8n8k4 DMMA: lane (g, tq) = (lane / 4, lane % 4) gives A(g, tq) and B(tq, g)
+  // and holds D(g, 2 tq + e) in d[e]. (On sm_90 m16n8k4 has twice its flop rate, but 16-row
+  // fragments made this kernel spill: docs/performance_log.md, issue 15 session 18.)
+  __device__ static void dmma(double (&d)[2], const double a, const double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a), "d"(b));
+#else
+    (void)d, (void)a, (void)b;
+#endif
+  }
+
+  // Tile (i, i - 1) for solve_blocks_mma: cf[f][e] = C(8 w + g, 8 f + 2 tq + e) of warp w,
+  // from its partial (store_part's order) or from the matrix.
+  __device__ void load_sub_mma(const Ctx& c, double (&cf)[8][2], const int i,
+                               const bool parts) const {
+    const int r = 8 * (c.tid >> 5) + (c.lane >> 2), tq = c.lane & 3;
+    if (parts) {
+      const T* const q = part + 2 * std::size_t(i) * (TS * TS);
+#pragma unroll
+      for (int f = 0; f < 8; ++f)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = 8 * f + 2 * tq + e;
+          cf[f][e] = load_shared_global(
+              q + (4 * (r >> 4) + (col >> 4)) * kThreads + (r & 15) * 16 + (col & 15));
+        }
+    } else {
+      const int r0 = i * TS, c0 = (i - 1) * TS, mi = imin(TS, n - r0);
+#pragma unroll
+      for (int f = 0; f < 8; ++f)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          cf[f][e] = r < mi ? load_shared_global(&at(r0 + r, c0 + 8 * f + 2 * tq + e)) : T(0);
+    }
+  }
+
+  // solve_blocks on the FP64 tensor cores. Warp w holds rows 8 w + [0, 8) of C as eight 8 x 8
+  // accumulator fragments, so no product leaves the warp: C(b) becomes the A operand through
+  // the warp's rows of xb, and X(b) = C(b) inv(L(b, b))^T, C(y) -= C(b) W(y, b)^T are 4 DMMAs
+  // per fragment. Lane (g, tq)'s k at step ks is m = 4 tq + ks, which puts the 16 addresses
+  // of a half-warp's operand load in 16 banks (LD and XLD are 1 mod 16).
+  __device__ void solve_blocks_mma(const Ctx& c, double (&cf)[8][2]) const {
+    const T* const s = c.s;
+    const int g = c.lane >> 2, tq = c.lane & 3;
+    T* const xr = c.xb + (8 * (c.tid >> 5) + g) * XLD;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) xr[8 * f + 2 * tq + e] = T(cf[2 * b + f][e]);
+      __syncwarp();
+      double a[4];
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) a[ks] = xr[4 * tq + ks];
+      __syncwarp();  // this block's reads of xb before the next block's writes
+      double xn[2][2] = {{0, 0}, {0, 0}};
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks) {
+        const int m = 4 * tq + ks;
+#pragma unroll
+        for (int f = 0; f < 2; ++f) dmma(xn[f], a[ks], inv_block(c, b, 8 * f + g, m));
+#pragma unroll
+        for (int y = b + 1; y < 4; ++y)
+#pragma unroll
+          for (int f = 0; f < 2; ++f)
+            dmma(cf[2 * y + f], -a[ks], s[(16 * y + 8 * f + g) * LD + 16 * b + m]);
+      }
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) cf[2 * b + f][e] = xn[f][e];
+    }
+  }
+
+  // acc -= X X^T on its lower triangle, X the solved tile in scratch, on the FP64 tensor cores:
+  // 8 x 8 fragments (R, C), C <= R; warp w < 4 takes fragment row w and warp w + 4 row 7 - w,
+  // 9 of the 36 fragments for each pair on one scheduler. k in the order of solve_blocks_mma
+  // (conflict-free loads). The sums go through scratch (X is read by then) into acc.
+  template <class Member>
+  __device__ void syrk_mma(const Member& member, const Ctx& c, T (&acc)[4][4]) const {
+    T* const s = c.s;
+    const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+    const int R = w < 4 ? w : 11 - w;
+    double d[8][2];
+#pragma unroll
+    for (int f = 0; f < 8; ++f) d[f][0] = d[f][1] = 0;
+#pragma unroll 4
+    for (int st = 0; st < 16; ++st) {
+      const int q = 16 * (st >> 2) + 4 * tq + (st & 3);
+      const double a = s[(8 * R + g) * LD + q];
+#pragma unroll
+      for (int f = 0; f < 8; ++f)
+        if (f <= R) dmma(d[f], a, s[(8 * f + g) * LD + q]);
+    }
+    member.team_barrier();  // every warp's reads of X
+#pragma unroll
+    for (int f = 0; f < 8; ++f)
+      if (f <= R)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) s[(8 * R + g) * LD + 8 * f + 2 * tq + e] = T(d[f][e]);
+    member.team_barrier();
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y <= x; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        if (col <= r) acc[x][y] -= s[r * LD + col];
+      }
+  }
+
   // The critical-path chain over the launch's tile columns (see above). The factor of the
   // last diagonal tile stays in scratch from one column to the next.
   template <class Member>
@@ -760,6 +920,7 @@ struct FlowPotrf {
       T acc[4][4];
       unsigned long long t1 = t0, tw = t0;
       long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, store + barrier, publish
+      long long sc_syrk = 0;
       if (j > j0) {
         if (j - 1 > j0 && c.tid == 0)
           c.sh[1] = wait(pflag(j, j - 1), c.want) && wait(pflag(j, j), c.want);
@@ -768,25 +929,45 @@ struct FlowPotrf {
         member.team_barrier();
         if (c.sh[1] == 0) return;
         if (trace) tw = flow_clock();
-        // Tile (j, j - 1): solve against L(j-1, j-1), still in scratch.
-        T sub[4][4];
-        if (j - 1 > j0) {  // partial updates were applied
-          load_part(c, sub, j, false);
-          load_part(c, acc, j, true);
+        // Tile (j, j - 1): solve against L(j-1, j-1), still in scratch; then through scratch
+        // (where its SYRK update of the diagonal tile reads it) to the matrix. Scratch is
+        // overwritten once every warp's solve has read L(j - 1, j - 1) there.
+        const bool parts = j - 1 > j0;  // partial updates were applied
+        long long q0 = 0, q1 = 0;
+        if (chain_mma_on()) {
+          double cf[8][2];
+          load_sub_mma(c, cf, j, parts);
+          if (parts)
+            load_part(c, acc, j, true);
+          else
+            load_tile(c, acc, j, j, true);
+          if (trace) q0 = clock64();
+          solve_blocks_mma(c, cf);
+          if (trace) q1 = clock64();
+          member.team_barrier();
+          const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+#pragma unroll
+          for (int f = 0; f < 8; ++f)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) c.s[(8 * w + g) * LD + 8 * f + 2 * tq + e] = T(cf[f][e]);
         } else {
-          load_tile(c, sub, j, j - 1, false);
-          load_tile(c, acc, j, j, true);
+          T sub[4][4];
+          if (parts) {
+            load_part(c, sub, j, false);
+            load_part(c, acc, j, true);
+          } else {
+            load_tile(c, sub, j, j - 1, false);
+            load_tile(c, acc, j, j, true);
+          }
+          if (trace) q0 = clock64();
+          solve_blocks(c, sub);
+          if (trace) q1 = clock64();
+          member.team_barrier();
+#pragma unroll
+          for (int x = 0; x < 4; ++x)
+#pragma unroll
+            for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
         }
-        const long long q0 = trace ? clock64() : 0;
-        solve_blocks(c, sub);
-        const long long q1 = trace ? clock64() : 0;
-        // Through scratch, where its SYRK update of the diagonal tile reads it, to the matrix;
-        // scratch is overwritten once every warp's solve has read L(j - 1, j - 1) there.
-        member.team_barrier();
-#pragma unroll
-        for (int x = 0; x < 4; ++x)
-#pragma unroll
-          for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
         member.team_barrier();
         store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
         member.team_barrier();
@@ -798,19 +979,25 @@ struct FlowPotrf {
           sc[1] = q2 - q1;
           sc[2] = clock64() - q2;
         }
+        const long long y0 = trace ? clock64() : 0;
+        if (chain_mma_on()) {
+          syrk_mma(member, c, acc);
+        } else {
 #pragma unroll 4
-        for (int q = 0; q < TS; ++q) {
-          T av[4], bv[4];
+          for (int q = 0; q < TS; ++q) {
+            T av[4], bv[4];
 #pragma unroll
-          for (int x = 0; x < 4; ++x) av[x] = c.s[(c.tr + 16 * x) * LD + q];
+            for (int x = 0; x < 4; ++x) av[x] = c.s[(c.tr + 16 * x) * LD + q];
 #pragma unroll
-          for (int y = 0; y < 4; ++y) bv[y] = c.s[(c.tc + 16 * y) * LD + q];
+            for (int y = 0; y < 4; ++y) bv[y] = c.s[(c.tc + 16 * y) * LD + q];
 #pragma unroll
-          for (int x = 0; x < 4; ++x)
+            for (int x = 0; x < 4; ++x)
 #pragma unroll
-            for (int y = 0; y <= x; ++y) acc[x][y] -= av[x] * bv[y];  // lower blocks only
+              for (int y = 0; y <= x; ++y) acc[x][y] -= av[x] * bv[y];  // lower blocks only
+          }
         }
         member.team_barrier();
+        if (trace) sc_syrk = clock64() - y0;
       } else {
         load_tile(c, acc, j, j, true);
       }
@@ -838,6 +1025,7 @@ struct FlowPotrf {
         rec.sm = flow_sm();
         rec.kind = kChain;
         rec.inv_cycles = 0;
+        rec.syrk_cycles = sc_syrk;
       }
       if (!good) return;
       if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
@@ -1076,8 +1264,9 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
 }
 
 // Measurement knobs (perf_test sets them): teams of a dataflow launch that runs beside the
-// trailing update (a lookahead panel; 0 = the library's choice), and whether double tile
-// updates use the tensor cores where the device has them (1, the default) or not (0).
+// trailing update (a lookahead panel; 0 = the library's choice), and what runs on the FP64
+// tensor cores where the device has them: the double tile updates and the chain's solve, SYRK
+// and inverted blocks (1, the default), the double tile updates only (2), nothing (0).
 struct FlowKnobs {
   int panel_teams = 0;
   int mma = 1;
@@ -1136,6 +1325,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
     f.mma = F::kMmaType && FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
+    f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
 #endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
   if constexpr (host) {
