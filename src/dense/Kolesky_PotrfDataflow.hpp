@@ -1323,9 +1323,10 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.part = reinterpret_cast<T*>(work.part.data());
   f.trace = trace;
 #ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     f.mma = F::kMmaType && FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
     f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
+  }
 #endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
   if constexpr (host) {
