@@ -104,6 +104,32 @@ TYPED_TEST(PotrfFlow, Panels) {
         }
 }
 
+// The dataflow potrf on the host space of whatever build this is: in a CUDA build it is
+// compiled beside the device kernel, and host-side code that only the device needs must stay
+// out of it (it once did not: a CUDA-only knob set outside its `if constexpr`).
+TYPED_TEST(PotrfFlow, HostSpaceInEveryBuild) {
+  using T = TypeParam;
+  using H = Kokkos::DefaultHostExecutionSpace;
+  for (const int n : {65, 130}) {
+    const Dense a = random_spd<T>(n, 300u + n);
+    for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+      SCOPED_TRACE(describe(flow_opts(Algo::Dataflow), n, u));
+      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> h("h", n, n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) h(i, j) = in_triangle(u, i, j) ? T(a(i, j)) : T(kOther);
+      ASSERT_EQ(potrf(H(), u, h, flow_opts(Algo::Dataflow)), 0);
+      Dense f(n, n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) f(i, j) = h(i, j);
+      check_factor<T>(a, f, u);
+      for (int j = 0; j < n; ++j)  // a failing minor in the second tile column
+        for (int i = 0; i < n; ++i) h(i, j) = in_triangle(u, i, j) ? T(a(i, j)) : T(kOther);
+      h(64, 64) = T(-1);
+      EXPECT_EQ(potrf(H(), u, h, flow_opts(Algo::Dataflow)), 65);
+    }
+  }
+}
+
 // A subview with no unit stride (every 2nd element of a bigger array).
 TYPED_TEST(PotrfFlow, NonUnitStride) {
   using T = TypeParam;

@@ -28,6 +28,7 @@
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_CudaCache.hpp"
+#include "common/Kolesky_Dmma.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 
 namespace kolesky {
@@ -591,9 +592,7 @@ struct FlowPotrf {
         for (int m = 0; m < 2; ++m)
 #pragma unroll
           for (int f = 0; f < 4; ++f)
-            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-                         : "+d"(dm[(m * 4 + f) * 2]), "+d"(dm[(m * 4 + f) * 2 + 1])
-                         : "d"(a[m]), "d"(b[f]));
+            dmma_8x8x4(dm[(m * 4 + f) * 2], dm[(m * 4 + f) * 2 + 1], a[m], b[f]);
       }
     }
 #else
@@ -802,13 +801,7 @@ struct FlowPotrf {
   // and holds D(g, 2 tq + e) in d[e]. (On sm_90 m16n8k4 has twice its flop rate, but 16-row
   // fragments made this kernel spill: docs/performance_log.md, issue 15 session 18.)
   __device__ static void dmma(double (&d)[2], const double a, const double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-        : "+d"(d[0]), "+d"(d[1])
-        : "d"(a), "d"(b));
-#else
-    (void)d, (void)a, (void)b;
-#endif
+    dmma_8x8x4(d[0], d[1], a, b);
   }
 
   // Tile (i, i - 1) for solve_blocks_mma: cf[f][e] = C(8 w + g, 8 f + 2 tq + e) of warp w,
