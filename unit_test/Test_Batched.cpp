@@ -179,8 +179,8 @@ TYPED_TEST(Batched, StridedLayoutRight) {
 // WarpStaged is compiled for orders up to 24, 32, 40, 48, 64, 96 and 128 (the loops stop at
 // n) and for exactly 20, 24, 32, 40, 48, 64, 96, 128 (16-byte copies when rows are contiguous
 // up to 64): every bound and its neighbours, one and two rows per lane, a block per matrix
-// above 64 (panels of 8: orders around them; double on sm_80 and later takes the split kernel
-// there, float and the uniform 96 the block kernel), rows and columns contiguous (Lower and
+// above 64 (panels of 8: orders around them; sm_80 and later take the split kernel there, the
+// uniform 96 the block kernel), rows and columns contiguous (Lower and
 // Upper of a LayoutRight batch), and no unit stride at all (LayoutLeft).
 TYPED_TEST(Batched, WarpStagedOrders) {
   using T = TypeParam;

@@ -250,9 +250,10 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
 }
 
 // CUDA: every staged kernel at every order it can take, whatever the dispatch's crossovers:
-// the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks; in double with
-// its dot products on the tensor cores and by FFMA), then the warp and block kernels (split off). Failing pivots at a panel's first and last column, mid-matrix
-// and last, with the exact info.
+// the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks; its dot products
+// on the FP64 tensor cores, float widened, and by FFMA), then the warp and block kernels (split
+// off). Failing pivots at a panel's first and last column, mid-matrix and last, with the exact
+// info.
 TYPED_TEST(Potrf, StagedKernelsForced) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
@@ -262,8 +263,7 @@ TYPED_TEST(Potrf, StagedKernelsForced) {
       ~Restore() { impl::StagedKnobs::get() = saved; }
     } restore;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (const int split : {2, 1, 0}) {  // 2: the split kernel's DMMA path (double), 1: FFMA
-      if (split == 2 && !std::is_same<T, double>::value) continue;
+    for (const int split : {2, 1, 0}) {  // 2: the split kernel's DMMA path, 1: FFMA
       impl::StagedKnobs::get().split_min = split ? 1 : 1 << 30;
       impl::StagedKnobs::get().split_max = 256;
       impl::StagedKnobs::get().split_mma = split == 2;

@@ -34,6 +34,7 @@
 #include "batched/Kolesky_BatchedPotrf_Impl.hpp"
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_CudaCache.hpp"
+#include "common/Kolesky_Dmma.hpp"
 #include "common/Kolesky_Types.hpp"
 
 namespace kolesky {
@@ -506,17 +507,10 @@ void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 
 #if defined(__CUDA_ARCH__)
 // d += a b on the FP64 tensor cores: one 8 x 8 x 4 product per warp. Lane l holds a = A(l / 4,
-// l % 4), b = B(l % 4, l / 4) and d = D(l / 4, 2 (l % 4) + {0, 1}). Double on sm_80 and later
-// only (kSplitDmma); never called otherwise.
-template <class T>
-__device__ __forceinline__ void split_dmma(T (&d)[2], const T a, const T b) {
-#if __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same<T, double>::value)
-    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-        : "+d"(d[0]), "+d"(d[1])
-        : "d"(a), "d"(b));
-#endif
-  (void)d, (void)a, (void)b;
+// l % 4), b = B(l % 4, l / 4) and d = D(l / 4, 2 (l % 4) + {0, 1}). sm_80 and later only
+// (kSplitDmma); never called otherwise.
+__device__ __forceinline__ void split_dmma(double (&d)[2], const double a, const double b) {
+  kolesky::impl::dmma_8x8x4(d[0], d[1], a, b);
 }
 constexpr bool kSplitDmma = __CUDA_ARCH__ >= 800;
 #endif
@@ -528,7 +522,7 @@ constexpr bool kSplitDmma = __CUDA_ARCH__ >= 800;
 constexpr int kSplitTracePoints = 6;
 
 // Written for one matrix as fast as possible (the one-matrix potrf of issue 15, orders 17-256,
-// S = 2-4); with S = 1 and Mma it is also the batched kernel for double n = 65-128 (see
+// S = 2-4); with S = 1 and Mma it is also the batched kernel for n = 65-128 (see
 // launch_warp_staged). The block kernel's panels with S threads per row, so that a block of
 // N * S threads (8-16 warps) hides the shared-memory and FMA latency that 4 warps leave
 // exposed. A row's dot products are split over its S threads by 16-byte chunks and summed by
@@ -540,10 +534,12 @@ constexpr int kSplitTracePoints = 6;
 // double, 256 in float on sm_90).
 // trace (null but for `kolesky_perf_dense --trace`): lane 0 of every warp stamps clock64() at
 // the kSplitTracePoints of every panel into trace[(panel * 32 + warp) * kSplitTracePoints + point].
-// Mma (double, sm_80 and later): the dot products on the FP64 tensor cores instead (a warp's
-// RW rows x the panel's 8 rows, 4 columns per DMMA). The FFMA loop loads 9 16-byte chunks per
-// 16 FMAs per thread and runs at the shared memory's rate, ~40 % of the FP64 rate at n = 239
-// with its FMAs queued beside the factor warp's (performance_log, issue 15 session 14).
+// Mma (sm_80 and later): the dot products on the FP64 tensor cores instead, float operands
+// widened to double (a warp's RW rows x the panel's 8 rows, 4 columns per DMMA; two 8-row
+// fragments as one m16n8k4 where the warp has an even number of them, twice m8n8k4's rate on
+// sm_90). The FFMA loop loads 9 16-byte chunks per 16 FMAs per thread and runs at the shared
+// memory's rate, ~40 % of the FP64 rate at n = 239 with its FMAs queued beside the factor
+// warp's (performance_log, issue 15 session 14).
 template <int N, int S, class T, class Source, class Info, bool Precise = false, bool Mma = false>
 __global__ void __launch_bounds__(N * S, 1)
     split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info,
@@ -552,7 +548,8 @@ __global__ void __launch_bounds__(N * S, 1)
   using P = WarpPacked<T>;
   constexpr int B = kStagedPanel, E = P::E, NW = N * S / 32, RW = 32 / S;  // RW: rows per warp
   static_assert(32 % S == 0 && RW % B == 0 && N % RW == 0, "a panel's rows in one warp");
-  constexpr bool M = Mma && kSplitDmma && std::is_same<T, double>::value;
+  // Float takes the tensor-core path too, its operands widened to double (sums in double).
+  constexpr bool M = Mma && kSplitDmma;
   constexpr int F = RW / 8;  // M: the warp's 8-row fragments (S F = 4)
   extern __shared__ __align__(16) unsigned char kolesky_split_staged_smem[];
   T* const s = reinterpret_cast<T*>(kolesky_split_staged_smem);
@@ -585,7 +582,7 @@ __global__ void __launch_bounds__(N * S, 1)
   // sums (the DMMA adds): -a(r, k + c) + L(r, 0:k0) L(k + c, 0:k0). One chain per fragment
   // (two spilled at 512 threads, 128 registers).
   const int g = lane >> 2, q = lane & 3;
-  T cf[F][2];
+  double cf[F][2];
   const auto mma_init = [&](const int k) {  // the rows' entries in the panel at column k
 #pragma unroll
     for (int f = 0; f < F; ++f) {
@@ -593,7 +590,7 @@ __global__ void __launch_bounds__(N * S, 1)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int c = k + 2 * q + e;
-        cf[f][e] = rf < n && c <= rf ? -s[P::off(rf) + c] : T(0);
+        cf[f][e] = rf < n && c <= rf ? -double(s[P::off(rf) + c]) : 0.0;
       }
     }
   };
@@ -610,8 +607,15 @@ __global__ void __launch_bounds__(N * S, 1)
 #pragma unroll 2
     for (int c = c0; c < c1; c += 4) {
       const T bv = s[ob + c];
+      if constexpr (M && F % 2 == 0) {  // fragments f, f + 1 as one 16-row DMMA (see above)
 #pragma unroll
-      for (int f = 0; f < F; ++f) split_dmma(cf[f], s[oa[f] + c], bv);
+        for (int f = 0; f < F; f += 2)
+          kolesky::impl::dmma_16x8x4(cf[f][0], cf[f][1], cf[f + 1][0], cf[f + 1][1],
+                                     double(s[oa[f] + c]), double(s[oa[f + 1] + c]), double(bv));
+      } else {
+#pragma unroll
+        for (int f = 0; f < F; ++f) split_dmma(cf[f], double(s[oa[f] + c]), double(bv));
+      }
     }
   };
   const auto mma_gather = [&](T (&acc)[B]) {  // the row's B sums into each of its lanes
@@ -621,7 +625,7 @@ __global__ void __launch_bounds__(N * S, 1)
       T v = T(0);
 #pragma unroll
       for (int f = 0; f < F; ++f) {
-        const T x = __shfl_sync(0xffffffffu, cf[f][c & 1], (lane & ~3) | (c >> 1));
+        const T x = __shfl_sync(0xffffffffu, T(cf[f][c & 1]), (lane & ~3) | (c >> 1));
         v = f == fr ? x : v;
       }
       acc[c] = -v;
@@ -759,19 +763,15 @@ void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const
   check_launch("kolesky::potrf: the staged kernel");
 }
 
-// mma: the dot products on the FP64 tensor cores (double on sm_80 and later; ignored otherwise).
+// mma: the dot products on the FP64 tensor cores (sm_80 and later; ignored otherwise).
 template <int N, int S, class Source, class Info, bool Precise = false>
 void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                             const int count, const int max_n, const Info& info,
                             long long* const trace = nullptr, const bool mma = true) {
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   if (count <= 0) return;
-  if constexpr (std::is_same<T, double>::value) {
-    if (mma && exec.cuda_device_prop().major >= 8)
-      return launch_split_staged_kernel<N, S, true, Source, Info, Precise>(exec, uplo, src, count,
-                                                                           max_n, info, trace);
-  }
-  (void)mma;
+  if (mma && exec.cuda_device_prop().major >= 8)
+    return launch_split_staged_kernel<N, S, true, Source, Info, Precise>(exec, uplo, src, count,
+                                                                         max_n, info, trace);
   launch_split_staged_kernel<N, S, false, Source, Info, Precise>(exec, uplo, src, count, max_n,
                                                                  info, trace);
 }
@@ -813,17 +813,16 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
   }
   if (max_n > 64) {
     using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
-    // Double on the FP64 tensor cores (sm_80 and later): the split kernel with a thread per row,
-    // its dot products by DMMA and the next panel's sums formed while the diagonal block is
-    // factored; 10-26 % faster than the block kernel at n = 65-128 on the H100, which keeps
-    // only the uniform n = 96 (its exact kernel, 3 % faster) and float (no faster there either
-    // way). docs/performance_log.md, issue 16.
-    if constexpr (std::is_same<T, double>::value) {
-      if (!(uniform && max_n == 96) && exec.cuda_device_prop().major >= 8) {
-        if (max_n <= 96)
-          return launch_split_staged_on<96, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
-        return launch_split_staged_on<128, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
-      }
+    // On the FP64 tensor cores (sm_80 and later; float widened to double): the split kernel
+    // with a thread per row, its dot products by DMMA (m16n8k4 on sm_90) and the next panel's
+    // sums formed while the diagonal block is factored. On the H100 5-12 % faster than the
+    // block kernel in double at n = 65-128 and 6-12 % in float; the block kernel keeps the
+    // uniform n = 96, whose exact kernel is as fast (double 1.302 / 1.306 ms, float 0.942 /
+    // 0.954 at batch 16384). docs/performance_log.md, issue 16.
+    if (!(uniform && max_n == 96) && exec.cuda_device_prop().major >= 8) {
+      if (max_n <= 96)
+        return launch_split_staged_on<96, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
+      return launch_split_staged_on<128, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
     }
     if (uniform && max_n == 96)
       return launch_block_staged_on<96, true>(exec, uplo, src, count, max_n, info);

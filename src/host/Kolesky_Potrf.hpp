@@ -125,11 +125,12 @@ template <class T>
 constexpr bool cuda_split_wins(const int n) {
   return sizeof(T) == 8 ? n <= 232 : n <= 240;
 }
-// Whether the split kernel's dot products go to the FP64 tensor cores (double). 4-15 % faster
-// at n <= 128 and 5-17 % from 176 (where the look-ahead's FMAs bound a panel); 2-9 % slower at
-// 129-160, where a panel is the factor warp's chain and the other warps' DMMAs delay its
-// FP64 instructions (issue 15, session 14, performance_log).
-constexpr bool cuda_split_mma(const int n) { return n <= 128 || n >= 176; }
+// Whether the split kernel's dot products go to the FP64 tensor cores (float widened to
+// double). With m8n8k4 (session 14) double was 2-9 % slower at n = 129-160, where a panel is
+// the factor warp's chain and the other warps' DMMAs delay its FP64 instructions; with the
+// 256-row block's fragments paired into m16n8k4 (half the DMMA issue slots) it is 1-6 %
+// faster there too, and float gains 0-16 % (issue 15, session 19, performance_log).
+constexpr bool cuda_split_mma(const int) { return true; }
 
 // Measurement knobs (perf_test --staged-split-min=N / --staged-split-max=N, tests): the split
 // kernel from order N up, and up to N (0: where it wins); a split_min past the largest order
@@ -138,13 +139,13 @@ struct StagedKnobs {
   int split_min = kCudaSplitMin;
   int split_max = 0;
   long long* split_trace = nullptr;  // device buffer for the split kernel's clock64 trace
-  int split_mma = -1;  // double: 1 the split kernel's dot products on the tensor cores, 0 by
-                       // FFMA, -1 where that is measured faster (cuda_split_mma)
+  int split_mma = -1;  // 1 the split kernel's dot products on the tensor cores, 0 by FFMA,
+                       // -1 where that is measured faster (cuda_split_mma)
   static StagedKnobs& get() {
     static StagedKnobs k;
     return k;
   }
-  // Whether the split kernel at order n takes the tensor-core dot products (double).
+  // Whether the split kernel at order n takes the tensor-core dot products.
   bool mma_at(const int n) const { return split_mma < 0 ? cuda_split_mma(n) : split_mma != 0; }
 };
 
