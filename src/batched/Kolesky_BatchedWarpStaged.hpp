@@ -812,11 +812,11 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
     }
   }
   if (max_n > 64) {
-    using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
     // On the FP64 tensor cores (sm_80 and later; float widened to double): the split kernel
     // with a thread per row, its dot products by DMMA (m16n8k4 on sm_90) and the next panel's
-    // sums formed while the diagonal block is factored. On the H100 5-12 % faster than the
-    // block kernel in double at n = 65-128 and 6-12 % in float; the block kernel keeps the
+    // sums formed while the diagonal block is factored. On the H100, in double 10-26 % faster
+    // than the block kernel with m8n8k4 and 5-11 % more with the m16n8k4 pairs, in float 5-12 %
+    // faster than the block kernel at n = 65-128; the block kernel keeps the
     // uniform n = 96, whose exact kernel is as fast (double 1.302 / 1.306 ms, float 0.942 /
     // 0.954 at batch 16384). docs/performance_log.md, issue 16.
     if (!(uniform && max_n == 96) && exec.cuda_device_prop().major >= 8) {
