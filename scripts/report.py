@@ -579,7 +579,9 @@ def batched_kernels_section(be, data_files):
            "for the orders it has). WarpStaged: a warp per matrix staged in shared memory by "
            "asynchronous copies (n <= 64), a block of n / 32 warps per matrix above (in double on "
            "sm_80 and later, but for a uniform n = 96, a thread per row with its dot products on "
-           "the FP64 tensor cores: the split kernel, from the last file on). \"Best\" "
+           "the FP64 tensor cores: the split kernel, from the last file on; float too, with m16n8k4 "
+           "pairs, since issue 16's ninth session, after these runs: the table above has its "
+           "n = 100 and 128). \"Best\" "
            "is the faster of the two kernels, which the tuned table committed after these runs "
            "makes Auto's choice for strided batches; the Auto column is what the build that "
            "ran had in its table. Ratio = cuSOLVER potrfBatched time / best.\n\n",
