@@ -262,7 +262,7 @@ void split_trace_one(const int n) {
   knobs.split_min = 1;
   knobs.split_max = kolesky::impl::kCudaSplitMaxN;
   const char* const tn = sizeof(T) == 8 ? "double" : "float";
-  const char* const dots = sizeof(T) == 8 && knobs.mma_at(n) ? "DMMA" : "FFMA";  // double only
+  const char* const dots = knobs.mma() ? "DMMA" : "FFMA";
   if (!kolesky::impl::cuda_split<T>(Exec(), n)) {
     std::printf("split kernel n=%d %s: not on this device\n", n, tn);
     knobs = saved;

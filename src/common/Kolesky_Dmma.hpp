@@ -38,10 +38,6 @@ KOKKOS_FORCEINLINE_FUNCTION void dmma_16x8x4(double& d0, double& d1, double& d2,
   (void)d0, (void)d1, (void)d2, (void)d3, (void)a0, (void)a1, (void)b;
 #endif
 }
-KOKKOS_FORCEINLINE_FUNCTION void dmma_16x8x4(double (&d)[4], const double a0, const double a1,
-                                             const double b) {
-  dmma_16x8x4(d[0], d[1], d[2], d[3], a0, a1, b);
-}
 
 }  // namespace impl
 }  // namespace kolesky

@@ -125,12 +125,6 @@ template <class T>
 constexpr bool cuda_split_wins(const int n) {
   return sizeof(T) == 8 ? n <= 232 : n <= 240;
 }
-// Whether the split kernel's dot products go to the FP64 tensor cores (float widened to
-// double). With m8n8k4 (session 14) double was 2-9 % slower at n = 129-160, where a panel is
-// the factor warp's chain and the other warps' DMMAs delay its FP64 instructions; with the
-// 256-row block's fragments paired into m16n8k4 (half the DMMA issue slots) it is 1-6 %
-// faster there too, and float gains 0-16 % (issue 15, session 19, performance_log).
-constexpr bool cuda_split_mma(const int) { return true; }
 
 // Measurement knobs (perf_test --staged-split-min=N / --staged-split-max=N, tests): the split
 // kernel from order N up, and up to N (0: where it wins); a split_min past the largest order
@@ -139,14 +133,17 @@ struct StagedKnobs {
   int split_min = kCudaSplitMin;
   int split_max = 0;
   long long* split_trace = nullptr;  // device buffer for the split kernel's clock64 trace
-  int split_mma = -1;  // 1 the split kernel's dot products on the tensor cores, 0 by FFMA,
-                       // -1 where that is measured faster (cuda_split_mma)
+  int split_mma = 1;  // 1 the split kernel's dot products on the tensor cores, 0 by FFMA
   static StagedKnobs& get() {
     static StagedKnobs k;
     return k;
   }
-  // Whether the split kernel at order n takes the tensor-core dot products.
-  bool mma_at(const int n) const { return split_mma < 0 ? cuda_split_mma(n) : split_mma != 0; }
+  // Whether the split kernel takes the tensor-core dot products (float widened to double):
+  // at every order since the 256-row block's fragments are paired into m16n8k4. With m8n8k4
+  // double was 2-9 % slower at n = 129-160 (a panel is the factor warp's chain, and the other
+  // warps' DMMAs delayed its FP64 instructions); paired it is 1-6 % faster there, and float
+  // gains 0-16 % (issue 15, sessions 14 and 19, performance_log).
+  bool mma() const { return split_mma != 0; }
 };
 
 // Whether order n goes to the split kernel: the knobs' range, where it wins (split_max 0), and
@@ -199,7 +196,7 @@ void staged_potrf(const Kokkos::Cuda& exec, const Staged kind, const int n, cons
   const Uplo lo = Uplo::Lower;
   if (kind == Staged::Split) {
     long long* const tr = StagedKnobs::get().split_trace;
-    const bool mma = StagedKnobs::get().mma_at(n);
+    const bool mma = StagedKnobs::get().mma();
     if (n <= 64)
       return bi::launch_split_staged_on<64, 4, S, InfoWord, true>(exec, lo, src, 1, n, w, tr, mma);
     if (n <= 128)
