@@ -540,8 +540,9 @@ constexpr int kSplitTracePoints = 6;
 // sm_90). The FFMA loop loads 9 16-byte chunks per 16 FMAs per thread and runs at the shared
 // memory's rate, ~40 % of the FP64 rate at n = 239 with its FMAs queued beside the factor
 // warp's (performance_log, issue 15 session 14).
-template <int N, int S, class T, class Source, class Info, bool Precise = false, bool Mma = false>
-__global__ void __launch_bounds__(N * S, 1)
+template <int N, int S, class T, class Source, class Info, bool Precise = false, bool Mma = false,
+          int MinBlocks = 1>
+__global__ void __launch_bounds__(N * S, MinBlocks)
     split_staged_kernel(const Source src, const int max_n, const bool lower, const Info info,
                         long long* const trace) {
 #if defined(__CUDA_ARCH__)
@@ -748,13 +749,13 @@ constexpr std::size_t split_staged_bytes(const int max_n) {
           kStagedPanel) * sizeof(T) + sizeof(int);
 }
 
-template <int N, int S, bool Mma, class Source, class Info, bool Precise>
+template <int N, int S, bool Mma, class Source, class Info, bool Precise, int MinBlocks>
 void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                                 const int count, const int max_n, const Info& info,
                                 long long* const trace) {
   using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
   const std::size_t bytes = split_staged_bytes<T>(max_n);
-  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise, Mma>;
+  auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise, Mma, MinBlocks>;
   static std::atomic<unsigned long long> opted{0};  // per kernel: the devices it is set on
   opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
                 "kolesky::potrf: the split staged kernel");
@@ -764,16 +765,17 @@ void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const
 }
 
 // mma: the dot products on the FP64 tensor cores (sm_80 and later; ignored otherwise).
-template <int N, int S, class Source, class Info, bool Precise = false>
+// MinBlocks: blocks per SM the registers must allow (__launch_bounds__; 1 leaves ptxas free).
+template <int N, int S, class Source, class Info, bool Precise = false, int MinBlocks = 1>
 void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                             const int count, const int max_n, const Info& info,
                             long long* const trace = nullptr, const bool mma = true) {
   if (count <= 0) return;
   if (mma && exec.cuda_device_prop().major >= 8)
-    return launch_split_staged_kernel<N, S, true, Source, Info, Precise>(exec, uplo, src, count,
-                                                                         max_n, info, trace);
-  launch_split_staged_kernel<N, S, false, Source, Info, Precise>(exec, uplo, src, count, max_n,
-                                                                 info, trace);
+    return launch_split_staged_kernel<N, S, true, Source, Info, Precise, MinBlocks>(
+        exec, uplo, src, count, max_n, info, trace);
+  launch_split_staged_kernel<N, S, false, Source, Info, Precise, MinBlocks>(exec, uplo, src, count,
+                                                                            max_n, info, trace);
 }
 
 // `count` matrices from `src` (orders up to N <= kMaxWarpStagedN), on exec's stream. A plain
@@ -816,13 +818,20 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
     // with a thread per row, its dot products by DMMA (m16n8k4 on sm_90) and the next panel's
     // sums formed while the diagonal block is factored. On the H100, in double 10-26 % faster
     // than the block kernel with m8n8k4 and 5-11 % more with the m16n8k4 pairs, in float 5-12 %
-    // faster than the block kernel at n = 65-128; the block kernel keeps the
-    // uniform n = 96, whose exact kernel is as fast (double 1.302 / 1.306 ms, float 0.942 /
-    // 0.954 at batch 16384). docs/performance_log.md, issue 16.
-    if (!(uniform && max_n == 96) && exec.cuda_device_prop().major >= 8) {
+    // faster than the block kernel at n = 65-128. Float's registers are capped for more
+    // matrices per SM (101 -> 80 at N = 96: 8 blocks instead of 6, a 24-byte spill; 101 -> 93
+    // at N = 128: 5 instead of 4), 9-17 % faster; double's caps spill more than they gain
+    // (160 -> 128 registers: 1-3 % slower at 65-112, 15 % at 120-128). Double's uniform
+    // n = 96 keeps the block kernel, whose exact kernel is as fast (1.302 / 1.306 ms at batch
+    // 16384). docs/performance_log.md, issue 16.
+    using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+    constexpr bool kFloat = std::is_same<T, float>::value;
+    if (!(uniform && max_n == 96 && !kFloat) && exec.cuda_device_prop().major >= 8) {
       if (max_n <= 96)
-        return launch_split_staged_on<96, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
-      return launch_split_staged_on<128, 1>(exec, uplo, src, count, max_n, info, nullptr, true);
+        return launch_split_staged_on<96, 1, Source, Info, false, kFloat ? 7 : 1>(
+            exec, uplo, src, count, max_n, info, nullptr, true);
+      return launch_split_staged_on<128, 1, Source, Info, false, kFloat ? 5 : 1>(
+          exec, uplo, src, count, max_n, info, nullptr, true);
     }
     if (uniform && max_n == 96)
       return launch_block_staged_on<96, true>(exec, uplo, src, count, max_n, info);
