@@ -398,33 +398,47 @@ ScalapackResult potrf(const Grid& grid, const Uplo uplo, const Descriptor& desc,
   return r;
 }
 
+namespace impl {
+// p?potrs and p?posv: the checks agreed over the communicator, both pieces staged to the host,
+// `call` (the ScaLAPACK routine) timed, B copied back (and A where ScaLAPACK writes it), the
+// info shared over the grid.
+template <bool WritesA, class AView, class BView, class Call>
+ScalapackResult solve_on_grid(const char* routine, const Grid& grid, const Uplo uplo,
+                              const Descriptor& desc_a, const AView& a, const Descriptor& desc_b,
+                              const BView& b, const Call& call) {
+  static_check_pair<AView, BView>();
+  agree(grid.comm(), routine, problem_of([&] {
+          check_piece(routine, "A", grid, desc_a, a);
+          check_piece(routine, "B", grid, desc_b, b);
+          check_square(routine, desc_a);
+          check_rhs(routine, desc_a, desc_b);
+        }));
+  ScalapackResult r;
+  if (grid.in_grid()) {
+    const auto ha = to_host(a, r.staging_seconds);
+    const auto hb = to_host(b, r.staging_seconds);
+    const auto da = with_lld(desc_a, leading_dim(ha));
+    const auto db = with_lld(desc_b, leading_dim(hb));
+    Kokkos::Timer t;
+    call(uplo == Uplo::Lower ? "L" : "U", desc_a.rows(), desc_b.cols(), ha.data(), da.data(),
+         hb.data(), db.data(), &r.info);
+    r.seconds = t.seconds();
+    if constexpr (WritesA) from_host(a, ha, r.staging_seconds);
+    from_host(b, hb, r.staging_seconds);
+  }
+  r.info = share_info(grid, r.info);
+  return r;
+}
+}  // namespace impl
+
 // Solve A X = B with the factor from potrf (p?potrs); B (desc_b: n x nrhs, row blocks as A's)
 // is overwritten with X.
 template <class AView, class BView>
 ScalapackResult potrs(const Grid& grid, const Uplo uplo, const Descriptor& desc_a, const AView& a,
                       const Descriptor& desc_b, const BView& b) {
   const kolesky::impl::Region region("kolesky::mpi::potrs");
-  impl::static_check_pair<AView, BView>();
-  impl::agree(grid.comm(), "mpi::potrs", impl::problem_of([&] {
-                impl::check_piece("mpi::potrs", "A", grid, desc_a, a);
-                impl::check_piece("mpi::potrs", "B", grid, desc_b, b);
-                impl::check_square("mpi::potrs", desc_a);
-                impl::check_rhs("mpi::potrs", desc_a, desc_b);
-              }));
-  ScalapackResult r;
-  if (grid.in_grid()) {
-    const auto ha = impl::to_host(a, r.staging_seconds);
-    const auto hb = impl::to_host(b, r.staging_seconds);
-    const auto da = impl::with_lld(desc_a, impl::leading_dim(ha));
-    const auto db = impl::with_lld(desc_b, impl::leading_dim(hb));
-    Kokkos::Timer t;
-    impl::p_potrs(uplo == Uplo::Lower ? "L" : "U", desc_a.rows(), desc_b.cols(), ha.data(),
-                  da.data(), hb.data(), db.data(), &r.info);
-    r.seconds = t.seconds();
-    impl::from_host(b, hb, r.staging_seconds);
-  }
-  r.info = impl::share_info(grid, r.info);
-  return r;
+  return impl::solve_on_grid<false>("mpi::potrs", grid, uplo, desc_a, a, desc_b, b,
+                                    [](auto... args) { impl::p_potrs(args...); });
 }
 
 // Factor and solve (p?posv): A gets the factor, B the solution when info == 0.
@@ -432,30 +446,10 @@ template <class AView, class BView>
 ScalapackResult posv(const Grid& grid, const Uplo uplo, const Descriptor& desc_a, const AView& a,
                      const Descriptor& desc_b, const BView& b) {
   const kolesky::impl::Region region("kolesky::mpi::posv");
-  impl::static_check_pair<AView, BView>();
   static_assert(!std::is_const<typename AView::value_type>::value,
                 "kolesky::mpi::posv: A is overwritten, it cannot be const");
-  impl::agree(grid.comm(), "mpi::posv", impl::problem_of([&] {
-                impl::check_piece("mpi::posv", "A", grid, desc_a, a);
-                impl::check_piece("mpi::posv", "B", grid, desc_b, b);
-                impl::check_square("mpi::posv", desc_a);
-                impl::check_rhs("mpi::posv", desc_a, desc_b);
-              }));
-  ScalapackResult r;
-  if (grid.in_grid()) {
-    const auto ha = impl::to_host(a, r.staging_seconds);
-    const auto hb = impl::to_host(b, r.staging_seconds);
-    const auto da = impl::with_lld(desc_a, impl::leading_dim(ha));
-    const auto db = impl::with_lld(desc_b, impl::leading_dim(hb));
-    Kokkos::Timer t;
-    impl::p_posv(uplo == Uplo::Lower ? "L" : "U", desc_a.rows(), desc_b.cols(), ha.data(),
-                 da.data(), hb.data(), db.data(), &r.info);
-    r.seconds = t.seconds();
-    impl::from_host(a, ha, r.staging_seconds);
-    impl::from_host(b, hb, r.staging_seconds);
-  }
-  r.info = impl::share_info(grid, r.info);
-  return r;
+  return impl::solve_on_grid<true>("mpi::posv", grid, uplo, desc_a, a, desc_b, b,
+                                   [](auto... args) { impl::p_posv(args...); });
 }
 
 namespace impl {
