@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #if defined(__AVX__) && !defined(__CUDACC__)
 #include <immintrin.h>
 #endif
@@ -293,11 +294,16 @@ struct UniformSource {
   KOKKOS_INLINE_FUNCTION auto matrix_of(const int b) const { return a.matrix(b); }
 };
 
+// The scalar type of a source's matrices.
+template <class Source>
+using source_scalar_t =
+    std::remove_reference_t<decltype(*std::declval<const Source&>().matrix_of(0).p)>;
+
 // `count` matrices of orders up to max_n (<= kMaxRowRegistersN) from `src`.
 template <int W, class Exec, class Source, class Info>
 void launch_row_registers_on(const Exec& exec, const Uplo uplo, const Source& src,
                              const int count, const int max_n, const Info& info) {
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  using T = source_scalar_t<Source>;
   // At most 128 threads and at least 5 teams of them per SM: caps registers at ~100 so that
   // a double row of 32 does not take 150 (measured: 19 % occupancy at n = 32).
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<kMaxRowRegistersN, 5>>;

@@ -491,7 +491,7 @@ __global__ void __launch_bounds__(N, 1)
 template <int N, bool Exact, class Source, class Info, bool Precise = false>
 void launch_block_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                             const int count, const int max_n, const Info& info) {
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  using T = source_scalar_t<Source>;
   if (count <= 0) return;
   const std::size_t bytes =
       (std::size_t(WarpPacked<T>::off(Exact ? N : max_n)) + kStagedPanel * kStagedPanel) *
@@ -742,6 +742,17 @@ __global__ void __launch_bounds__(N * S, MinBlocks)
 #endif
 }
 
+// Blocks per SM the batched split kernel's registers must allow (one thread per row, N rows).
+// The kernel is latency-bound, so matrices in flight set its rate: float asks for 7 at N = 96
+// (ptxas: 80 registers, a 24-byte spill, so 8 fit against 6 uncapped) and 5 at N = 128 (93
+// registers, no spill, against 4), 9-17 % faster on the H100; double (160 registers) spills
+// 104-112 bytes at 128 and is 1-16 % slower, so it stays uncapped (docs/performance_log.md,
+// issue 16, tenth session).
+template <class T, int N>
+constexpr int split_staged_min_blocks() {
+  return std::is_same<T, float>::value ? (N <= 96 ? 7 : 5) : 1;
+}
+
 // Dynamic shared memory of split_staged_kernel for orders up to max_n.
 template <class T>
 constexpr std::size_t split_staged_bytes(const int max_n) {
@@ -753,7 +764,7 @@ template <int N, int S, bool Mma, class Source, class Info, bool Precise, int Mi
 void launch_split_staged_kernel(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                                 const int count, const int max_n, const Info& info,
                                 long long* const trace) {
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  using T = source_scalar_t<Source>;
   const std::size_t bytes = split_staged_bytes<T>(max_n);
   auto kernel = split_staged_kernel<N, S, T, Source, Info, Precise, Mma, MinBlocks>;
   static std::atomic<unsigned long long> opted{0};  // per kernel: the devices it is set on
@@ -784,7 +795,7 @@ void launch_split_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Sou
 template <int N, bool Exact, class Source, class Info, bool Precise = false>
 void launch_warp_staged_on(const Kokkos::Cuda& exec, const Uplo uplo, const Source& src,
                            const int count, const Info& info) {
-  using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
+  using T = source_scalar_t<Source>;
   static_assert(N <= 64, "at most two rows per lane");
   constexpr int kWarps = 2;  // per block: few, so that a block's warps need not end together
   if (count <= 0) return;
@@ -818,19 +829,19 @@ void launch_warp_staged(const Kokkos::Cuda& exec, const Uplo uplo, const Source&
     // with a thread per row, its dot products by DMMA (m16n8k4 on sm_90) and the next panel's
     // sums formed while the diagonal block is factored. On the H100, in double 10-26 % faster
     // than the block kernel with m8n8k4 and 5-11 % more with the m16n8k4 pairs, in float 5-12 %
-    // faster than the block kernel at n = 65-128. Float's registers are capped for more
-    // matrices per SM (101 -> 80 at N = 96: 8 blocks instead of 6, a 24-byte spill; 101 -> 93
-    // at N = 128: 5 instead of 4), 9-17 % faster; double's caps spill more than they gain
-    // (160 -> 128 registers: 1-3 % slower at 65-112, 15 % at 120-128). Double's uniform
-    // n = 96 keeps the block kernel, whose exact kernel is as fast (1.302 / 1.306 ms at batch
-    // 16384). docs/performance_log.md, issue 16.
-    using T = std::remove_reference_t<decltype(*src.matrix_of(0).p)>;
-    constexpr bool kFloat = std::is_same<T, float>::value;
-    if (!(uniform && max_n == 96 && !kFloat) && exec.cuda_device_prop().major >= 8) {
+    // faster than the block kernel at n = 65-128 (and 9-17 % more with more blocks per SM,
+    // split_staged_min_blocks). Double's uniform n = 96 keeps the block kernel, whose exact
+    // kernel is as fast (1.302 / 1.306 ms at batch 16384); float's is faster on the split
+    // kernel (0.818 against 0.937). docs/performance_log.md, issue 16.
+    using T = source_scalar_t<Source>;
+    const bool block96 = uniform && max_n == 96 && std::is_same<T, double>::value;
+    if (!block96 && exec.cuda_device_prop().major >= 8) {
+      constexpr int kBlocks96 = split_staged_min_blocks<T, 96>();
+      constexpr int kBlocks128 = split_staged_min_blocks<T, 128>();
       if (max_n <= 96)
-        return launch_split_staged_on<96, 1, Source, Info, false, kFloat ? 7 : 1>(
+        return launch_split_staged_on<96, 1, Source, Info, false, kBlocks96>(
             exec, uplo, src, count, max_n, info, nullptr, true);
-      return launch_split_staged_on<128, 1, Source, Info, false, kFloat ? 5 : 1>(
+      return launch_split_staged_on<128, 1, Source, Info, false, kBlocks128>(
           exec, uplo, src, count, max_n, info, nullptr, true);
     }
     if (uniform && max_n == 96)
