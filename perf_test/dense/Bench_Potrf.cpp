@@ -125,21 +125,22 @@ void kolesky_potrf(benchmark::State& state, kolesky::PotrfOptions opt) {
 
 // The float factor posv_mixed's fast_factor makes: cuBLAS's updates on the TF32 tensor cores
 // (10-bit mantissas: only info is checked, the refinement makes up the accuracy).
-void kolesky_potrf_tf32(benchmark::State& state) {
+void kolesky_potrf_tf32(benchmark::State& state, const kolesky::PotrfOptions opt) {
   const int n = int(state.range(0));
   const auto a0 = make_spd<float>(n);
   Matrix<float> a("A", n, n);
   const kolesky::impl::FastFloatScope fast(true);
   Kokkos::deep_copy(a, a0);
-  int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+  int info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
   for (auto _ : state) {
     Kokkos::deep_copy(a, a0);
     Exec().fence();
     Kokkos::Timer t;
-    info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+    info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
     state.SetIterationTime(t.seconds());
   }
   if (info != 0) state.SkipWithError(("info = " + std::to_string(info)).c_str());
+  state.counters["err"] = solve_error(a0, a);  // ~1e-3 from TF32 products; refinement's job
   set_counters(state, n, sizeof(float));
 }
 
@@ -663,13 +664,14 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
 }
 
 // posv_mixed (float factor, double refinement) on the same problems as the double posv.
-void posv_mixed_bench(benchmark::State& state, const bool fast) {
+void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::PotrfOptions opt) {
   const int n = int(state.range(0)), nrhs = int(state.range(1));
   SolveProblem<double> p(n, nrhs);
   Matrix<double> x("X", n, nrhs);
   kolesky::PosvMixedResult r;
   kolesky::PosvMixedOptions o;
   o.fast_factor = fast;
+  o.potrf = opt;
   Kokkos::deep_copy(p.a, p.a0);
   r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);  // untimed first call
   for (auto _ : state) {
@@ -695,6 +697,11 @@ void posv_mixed_bench(benchmark::State& state, const bool fast) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+std::vector<int>& mixed_nbs() {
+  static std::vector<int> v{0};
+  return v;
+}
+
 template <class T>
 void register_solves(const std::string& tname, const std::vector<int>& sizes,
                      const std::vector<int>& nrhs) {
@@ -715,17 +722,33 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
 #endif
   (void)host;
   if (std::is_same<T, double>::value) {
-    for (const bool fast : {false, true}) {
-      auto* b = benchmark::RegisterBenchmark(
-          fast ? "kolesky_posv_mixed_tf32<double>" : "kolesky_posv_mixed<double>",
-          [fast](benchmark::State& st) { posv_mixed_bench(st, fast); });
-      for (int n : sizes)
-        for (int r : nrhs) b->Args({n, r});
+    // --mixed-nb: the float factor's panel width (0: its default; -1: Algo::Recursive; below
+    // -1: width -nb with recursive panels, i.e. cuBLAS TRSM below the diagonal block).
+    for (const int nb : mixed_nbs()) {
+      kolesky::PotrfOptions opt;
+      if (nb > 0) opt.algo = kolesky::Algo::Blocked, opt.block_size = nb;
+      if (nb == -1) opt.algo = kolesky::Algo::Recursive;
+      if (nb < -1)
+        opt.algo = kolesky::Algo::Blocked, opt.block_size = -nb, opt.panel = kolesky::Panel::Recursive;
+      const std::string tag = nb == 0    ? ""
+                              : nb == -1 ? "/recursive"
+                              : nb < 0   ? "/nb" + std::to_string(-nb) + "/recpanel"
+                                         : "/nb" + std::to_string(nb);
+      for (const bool fast : {false, true}) {
+        if (!fast && nb != 0) continue;
+        const std::string name =
+            std::string(fast ? "kolesky_posv_mixed_tf32" : "kolesky_posv_mixed") + tag + "<double>";
+        auto* b = benchmark::RegisterBenchmark(
+            name.c_str(), [fast, opt](benchmark::State& st) { posv_mixed_bench(st, fast, opt); });
+        for (int n : sizes)
+          for (int r : nrhs) b->Args({n, r});
+        b->UseManualTime()->Unit(benchmark::kMillisecond);
+      }
+      auto* b = benchmark::RegisterBenchmark(("kolesky_potrf_tf32" + tag + "<float>").c_str(),
+                                             [opt](benchmark::State& st) { kolesky_potrf_tf32(st, opt); });
+      for (int n : sizes) b->Arg(n);
       b->UseManualTime()->Unit(benchmark::kMillisecond);
     }
-    auto* b = benchmark::RegisterBenchmark("kolesky_potrf_tf32<float>", kolesky_potrf_tf32);
-    for (int n : sizes) b->Arg(n);
-    b->UseManualTime()->Unit(benchmark::kMillisecond);
   }
   for (bool with_factor : {false, true})
     for (const auto& w : who) {
@@ -901,6 +924,8 @@ int main(int argc, char** argv) {
       set_split(std::atoi(argv[i] + 19), -1);
     else if (std::strncmp(argv[i], "--staged-split-max=", 19) == 0)  // measurement knob
       set_split(-1, std::atoi(argv[i] + 19));
+    else if (std::strncmp(argv[i], "--mixed-nb=", 11) == 0)  // measurement knob
+      mixed_nbs() = kolesky::perf::parse_ints(argv[i] + 11);
     else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
       kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else
