@@ -4,6 +4,8 @@
 #include <Kolesky.hpp>
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -359,6 +361,73 @@ TEST(PosvMixed, FastFactorReachesDoubleAccuracy) {
     EXPECT_EQ(r.info, 0);
     EXPECT_GE(r.iterations, 0);
     EXPECT_LT(solve_ratio_fast(a, to_host(dx), b, eps<double>()), 30.0);
+  }
+}
+
+// posv_mixed's first pass: the float copy of the lower triangle, ||A||_inf of the symmetric
+// matrix it stands for, and the count of entries beyond float. Integer entries make every sum
+// exact, so the norm must match to the last bit; orders cross the 256-column chunks of the
+// row sums; both layouts (the triangle read along rows or along columns).
+template <class Layout>
+void demote_case(const int n, const bool spoil) {
+  SCOPED_TRACE("n=" + std::to_string(n) + (spoil ? " spoiled" : ""));
+  std::mt19937 gen(100u + n);
+  std::uniform_int_distribution<int> u(-50, 50);
+  Dense a(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) a(i, j) = a(j, i) = u(gen);
+  if (spoil) a(n - 1, 0) = 1e39, a(n / 2, n / 2) = std::nan("");
+  double norm = 0;
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = 0; j < n; ++j) s += std::abs(i >= j ? a(i, j) : a(j, i));
+    norm = std::max(norm, s);
+  }
+  auto da = to_device<double, Layout>(a, Uplo::Lower, kOther);
+  Kokkos::View<float**, Kokkos::LayoutLeft, MemSpace> f("f", n, n);
+  const impl::Strided<const double> l{da.data(), std::ptrdiff_t(da.stride(0)), std::ptrdiff_t(da.stride(1))};
+  const impl::Demoted d = impl::demote_lower(ExecSpace(), n, l, impl::Strided<float>{f.data(), 1, std::ptrdiff_t(f.stride(1))});
+  if (spoil) {  // (the norm is not used then: posv_mixed goes straight to double)
+    EXPECT_EQ(d.overflow, n > 1 ? 2 : 1);
+    return;
+  }
+  EXPECT_EQ(d.overflow, 0);
+  EXPECT_EQ(d.norm, norm);
+  const Dense h = to_host(f);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) ASSERT_EQ(h(i, j), float(a(i, j))) << i << "," << j;
+}
+
+TEST(PosvMixed, DemoteAndNorm) {
+  for (const int n : {1, 2, 3, 255, 256, 257, 513, 600})
+    for (const bool spoil : {false, true}) {
+      demote_case<Kokkos::LayoutLeft>(n, spoil);
+      demote_case<Kokkos::LayoutRight>(n, spoil);
+    }
+}
+
+// The refinement's stopping test, column by column: ||r||_inf <= ||x||_inf cte, with a
+// column's maxima found in any of its row slices (orders around the 256 slices), and NaN or
+// infinity never converged (on CUDA a Kokkos Max reduction used to drop the NaN).
+TEST(PosvMixed, ConvergenceTestPerColumn) {
+  for (const int n : {1, 2, 255, 256, 257, 1025, 2500}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    Dense r(n, 4, 1.0), x(n, 4, 0.5);
+    x(n - 1, 0) = 2;  // converged only through the last chunk's max |x|
+    x(0, 1) = 2, r(n - 1, 1) = 3;  // the last chunk's |r| exceeds it
+    x(0, 2) = 2, r(n / 2, 2) = std::nan("");
+    x(n / 2, 3) = 2;  // converged
+    const auto dr = to_device<double, Kokkos::LayoutLeft>(r);
+    const auto dx = to_device<double, Kokkos::LayoutLeft>(x);
+    const auto sv = [](const auto& v) {
+      return impl::Strided<const double>{v.data(), 1, std::ptrdiff_t(v.stride(1))};
+    };
+    EXPECT_EQ(impl::unconverged(ExecSpace(), n, 4, sv(dr), sv(dx), 1.0), 2);
+    EXPECT_EQ(impl::unconverged(ExecSpace(), n, 1, sv(dr), sv(dx), 1.0), 0);
+    EXPECT_EQ(impl::unconverged(ExecSpace(), n, 4, sv(dr), sv(dx), 1e300), 1);  // the NaN
+    x(n - 1, 3) = std::numeric_limits<double>::infinity();  // an infinite solution never passes
+    const auto dx2 = to_device<double, Kokkos::LayoutLeft>(x);
+    EXPECT_EQ(impl::unconverged(ExecSpace(), n, 4, sv(dr), sv(dx2), 1e300), 2);
   }
 }
 
