@@ -172,6 +172,45 @@ TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   }
 }
 
+// posv_mixed's fast factor: under a FastFloatScope the float tile updates run on the TF32
+// tensor cores (CUDA, sm_80 and later) and cuBLAS's SYRKs become GEMMs over the whole square
+// (the other triangle is scratch then, so only the factor is checked). The factor must pass
+// LAPACK's ratio with TF32's epsilon, failures give the exact info, and on such a GPU the
+// factor differs from the plain one (the path ran). Elsewhere the scope changes nothing.
+TEST(PotrfFlowTf32, FastScope) {
+  const double eps_tf32 = std::ldexp(1.0, -10);
+  bool tensor_cores = false;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    tensor_cores = ExecSpace().cuda_device_prop().major >= 8;
+#endif
+  PotrfOptions def;
+  for (const int n : {65, 200, kHost ? 300 : 1000})
+    for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128), def}) {
+      SCOPED_TRACE(describe(o, n, Uplo::Lower));
+      const Dense a = random_spd<float>(n, 31u + n);
+      auto d = to_device<float, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+      Dense bad = dominant_spd<float>(n, 9u);
+      bad(n / 2, n / 2) = -1;
+      auto z = to_device<float, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+      {
+        const impl::FastFloatScope fast(true);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), 0);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), n / 2 + 1);
+      }
+      const Dense l = factor_of(to_host(d), Uplo::Lower);
+      EXPECT_LT(potrf_ratio<float>(a, l) * eps<float>() / eps_tf32, 30.0);
+      if (tensor_cores && n >= 1000 && o.algo == Algo::Dataflow) {
+        auto p = to_device<float, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, p, o), 0);
+        const Dense lp = factor_of(to_host(p), Uplo::Lower);
+        double diff = 0;
+        for (std::size_t e = 0; e < l.v.size(); ++e) diff = std::max(diff, std::abs(l.v[e] - lp.v[e]));
+        EXPECT_GT(diff, 0.0);
+      }
+    }
+}
+
 // A non-positive or NaN pivot in the first, a middle and the last tile column / panel: info
 // is exactly the first failing minor, the columns before it are the factor's, and the next
 // call on the same stream (the counters and flags reset themselves) succeeds.

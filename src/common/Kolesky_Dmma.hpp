@@ -1,6 +1,7 @@
-// Products on the FP64 tensor cores (mma.sync, sm_80 and later), shared by the dataflow and
-// batched kernels. Device code only; both compile to nothing elsewhere (callers check the
-// device's architecture before taking these paths).
+// Products on the tensor cores (mma.sync, sm_80 and later): FP64, shared by the dataflow and
+// batched kernels, and TF32 for the float factor of posv_mixed's fast_factor. Device code
+// only; they compile to nothing elsewhere (callers check the device's architecture before
+// taking these paths).
 #pragma once
 #include <Kokkos_Core.hpp>
 
@@ -36,6 +37,34 @@ KOKKOS_FORCEINLINE_FUNCTION void dmma_16x8x4(double& d0, double& d1, double& d2,
   dmma_8x8x4(d2, d3, a1, b);
 #else
   (void)d0, (void)d1, (void)d2, (void)d3, (void)a0, (void)a1, (void)b;
+#endif
+}
+
+// A float rounded to TF32 (10-bit mantissa, to nearest), as mma's operand register.
+KOKKOS_FORCEINLINE_FUNCTION unsigned tf32_bits(const float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(x));
+  return u;
+#else
+  (void)x;
+  return 0;
+#endif
+}
+
+// D(16 x 8) += A(16 x 8) B(8 x 8) on the TF32 tensor cores, float sums. Lane (g, tq) =
+// (lane / 4, lane % 4) gives A(g, tq), A(g + 8, tq), A(g, tq + 4), A(g + 8, tq + 4) in a[0-3]
+// and B(tq, g), B(tq + 4, g) in b[0-1] (tf32_bits of each), and holds D(g, 2 tq + e) in d0 / d1
+// and D(g + 8, 2 tq + e) in d2 / d3 (the layout of dmma_16x8x4's D).
+KOKKOS_FORCEINLINE_FUNCTION void tf32mma_16x8x8(float& d0, float& d1, float& d2, float& d3,
+                                                const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)d0, (void)d1, (void)d2, (void)d3, (void)a, (void)b;
 #endif
 }
 

@@ -170,20 +170,6 @@ inline cublasHandle_t cublas_handle(const Kokkos::Cuda& exec) {
 inline cublasOperation_t cu_op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 #endif
 
-// While one is alive (and on), float GEMM/SYRK calls on cuBLAS may use TF32 tensor cores
-// (posv_mixed's fast_factor). One flag per host thread.
-inline bool& fast_float_flag() {
-  static thread_local bool f = false;
-  return f;
-}
-struct FastFloatScope {
-  bool saved;
-  explicit FastFloatScope(const bool on) : saved(fast_float_flag()) { fast_float_flag() = on; }
-  ~FastFloatScope() { fast_float_flag() = saved; }
-  FastFloatScope(const FastFloatScope&) = delete;
-  FastFloatScope& operator=(const FastFloatScope&) = delete;
-};
-
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
 // The handle's math mode for one float call (restored by the caller's next call).
 inline void cublas_float_mode(cublasHandle_t h) {
@@ -547,6 +533,21 @@ bool use_vendor(const Blas b) {
   return b != Blas::Native && has_vendor_blas<Exec>();
 }
 
+// C(m x m) lower (stored transposed: upper) -= A A^T on the vendor BLAS, A m x k. Under a
+// FastFloatScope on a GPU, float, the whole square as one GEMM instead: on the H100 cuBLAS's
+// SYRK runs on FFMA (~10 TFLOP/s at 1024) while the GEMM takes the TF32 tensor cores, and the
+// scope is opened only on workspaces whose other triangle is scratch (posv_mixed's float copy).
+template <class Exec, class T>
+void syrk_leaf(const Exec& exec, const int m, const int k, const T* a, const int lda,
+               const bool atrans, T* c, const int ldc, const bool ctrans) {
+  if (!is_host_exec<Exec>() && std::is_same<T, float>::value && fast_float_flag()) {
+    (void)ctrans;  // A A^T is symmetric: the same call either way
+    vendor_gemm(exec, atrans, !atrans, m, m, k, a, lda, a, lda, c, ldc);
+    return;
+  }
+  vendor_syrk(exec, !ctrans, atrans, m, k, a, lda, c, ldc);
+}
+
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
 // Streams that the pieces of a large SYRK fan out to: the pieces (diagonal-block SYRKs and the
 // GEMMs between them) are independent, and most are too small to fill the GPU alone. One set
@@ -627,7 +628,7 @@ void forked_syrk(const Kokkos::Cuda& exec, const int m, const int k, const ColMa
         vendor_gemm(e, ca.trans, !ca.trans, op.cols, op.rows, k, arow(op.c0), ca.ld, arow(op.r0),
                     ca.ld, cel(op.r0, op.c0), cc.ld);
     } else {
-      vendor_syrk(e, !cc.trans, ca.trans, op.rows, k, arow(op.r0), ca.ld, cel(op.r0, op.c0), cc.ld);
+      syrk_leaf(e, op.rows, k, arow(op.r0), ca.ld, ca.trans, cel(op.r0, op.c0), cc.ld, cc.trans);
     }
   }
   for (int i = 1; i < S; ++i)
@@ -660,7 +661,7 @@ void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const 
         }
 #endif
         // C lower (or, stored transposed, upper) -= A A^T.
-        vendor_syrk(exec, !cc.trans, ca.trans, m, k, ca.p, ca.ld, cc.p, cc.ld);
+        syrk_leaf(exec, m, k, ca.p, ca.ld, ca.trans, cc.p, cc.ld, cc.trans);
         return;
       }
       if (!lower_only) {

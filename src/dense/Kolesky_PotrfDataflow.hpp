@@ -117,9 +117,9 @@ struct FlowPotrf {
   static constexpr int LD = TS + 1;     // padded row of a staged tile
   static constexpr int kThreads = 256;  // CUDA team
   static constexpr int XLD = 17;        // row of the chain solve's column-block buffer
-  // Row of a staged k-chunk (k-major): the 4 padding elements put the four k rows a
-  // tensor-core fragment load touches in different banks.
-  static constexpr int KLD = TS + 4;
+  // Row of a staged k-chunk (k-major): the padding puts the four k rows a tensor-core
+  // fragment load touches in different banks (4 doubles; 8 floats for the TF32 fragments).
+  static constexpr int KLD = TS + (sizeof(T) == 4 ? 8 : 4);
   // Scratch: two KB x KLD operand chunks, or one TS x LD tile; then TS reciprocals; then the
   // chain solve's TS x 16 column block (44 KB in double, under the 48 KB every Kokkos allows).
   static constexpr int kTileElems = 2 * KB * KLD > TS * LD ? 2 * KB * KLD : TS * LD;
@@ -132,6 +132,9 @@ struct FlowPotrf {
   std::ptrdiff_t rs, cs;
   int n, nt, j0, j1, ntasks, nteams;
   bool mma = false;  // tile updates by DMMA (set only where kMmaType and the device has it)
+  // Float tile updates on the TF32 tensor cores (posv_mixed's fast_factor only: 10-bit
+  // mantissas, for a factor that refinement corrects; sm_80 and later).
+  bool tf32 = false;
   // The chain's solve, SYRK and inverted blocks by DMMA (sm_80 and later), float too: its
   // operands widened to double, the results rounded back (no less accurate than FFMA).
   bool chain_mma = false;
@@ -466,7 +469,7 @@ struct FlowPotrf {
     // The device code's own architecture decides too: a build for an older one run on a newer
     // device (PTX JIT) has no mma_chunk.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const bool use_mma = kMmaType && mma;
+    const bool use_mma = kMmaType ? mma : tf32;
 #else
     const bool use_mma = false;
 #endif
@@ -574,7 +577,9 @@ struct FlowPotrf {
   // dm -= the chunk's product on the FP64 tensor cores. Warp w owns rows 16 (w / 2) + [0, 16)
   // and columns 32 (w % 2) + [0, 32) of the tile: 2 x 4 fragments of 8 x 8, dm[(m 4 + f) 2 + e]
   // at row 8m + lane / 4, column 8f + 2 (lane % 4) + e. Per 4-wide k step a lane loads 2 A and
-  // 4 B elements (conflict-free with KLD) for 8 DMMAs.
+  // 4 B elements (conflict-free with KLD) for 8 DMMAs. Float (tf32): the same rows, columns
+  // and dm layout as four 16 x 8 fragments, m16n8k8 per 8-wide k step (4 A and 8 B loads for
+  // 4 MMAs).
   __device__ void mma_chunk(const Ctx& c, T (&dm)[16], const T* as, const T* bs) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if constexpr (kMmaType) {
@@ -593,6 +598,20 @@ struct FlowPotrf {
 #pragma unroll
           for (int f = 0; f < 4; ++f)
             dmma_8x8x4(dm[(m * 4 + f) * 2], dm[(m * 4 + f) * 2 + 1], a[m], b[f]);
+      }
+    } else {
+      const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+      const T* const pa = as + tq * KLD + 16 * (w >> 1) + g;
+      const T* const pb = bs + tq * KLD + 32 * (w & 1) + g;
+#pragma unroll 2
+      for (int q = 0; q < KB; q += 8) {
+        const unsigned a[4] = {tf32_bits(-pa[q * KLD]), tf32_bits(-pa[q * KLD + 8]),
+                               tf32_bits(-pa[(q + 4) * KLD]), tf32_bits(-pa[(q + 4) * KLD + 8])};
+#pragma unroll
+        for (int f = 0; f < 4; ++f) {
+          const unsigned b[2] = {tf32_bits(pb[q * KLD + 8 * f]), tf32_bits(pb[(q + 4) * KLD + 8 * f])};
+          tf32mma_16x8x8(dm[f * 2], dm[f * 2 + 1], dm[(4 + f) * 2], dm[(4 + f) * 2 + 1], a, b);
+        }
       }
     }
 #else
@@ -1319,6 +1338,8 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     f.mma = F::kMmaType && FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
     f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
+    f.tf32 = !F::kMmaType && fast_float_flag() && FlowKnobs::get().mma != 0 &&
+             exec.cuda_device_prop().major >= 8;
   }
 #endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;

@@ -30,6 +30,21 @@ struct Strided {
   }
 };
 
+// While one is alive (and on), float factorizations on CUDA may multiply on the TF32 tensor
+// cores (10-bit mantissas): cuBLAS's GEMMs and the dataflow kernel's tile updates
+// (posv_mixed's fast_factor, whose refinement restores the accuracy). One flag per host thread.
+inline bool& fast_float_flag() {
+  static thread_local bool f = false;
+  return f;
+}
+struct FastFloatScope {
+  bool saved;
+  explicit FastFloatScope(const bool on) : saved(fast_float_flag()) { fast_float_flag() = on; }
+  ~FastFloatScope() { fast_float_flag() = saved; }
+  FastFloatScope(const FastFloatScope&) = delete;
+  FastFloatScope& operator=(const FastFloatScope&) = delete;
+};
+
 //---------------------------------------------------------------------------------------------
 // Serial: one thread factors the whole matrix.
 //---------------------------------------------------------------------------------------------
