@@ -2,9 +2,10 @@
 """torch.linalg.cholesky on one matrix (what a PyTorch user gets), beside Kolesky's
 benchmarks: CUDA-event median of 20 calls after 3 warm-ups, the matrix restored untimed.
 With --solve NRHS: torch.cholesky_solve with that many right-hand sides and the factor made
-once (Kolesky's potrs benchmark).
+once (Kolesky's potrs benchmark). With --posv NRHS: torch.linalg.cholesky and
+torch.cholesky_solve timed together (Kolesky's posv / posv_mixed benchmarks).
 
-    python3 scripts/torch_dense.py [--n 250,1000,...] [--solve 1] [--json out.json]
+    python3 scripts/torch_dense.py [--n 250,1000,...] [--solve 1 | --posv 1] [--json out.json]
 """
 import argparse
 import json
@@ -28,6 +29,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--n", default="250,500,1000,2048,4096,8192,16384")
     p.add_argument("--solve", type=int, default=0)
+    p.add_argument("--posv", type=int, default=0)
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
@@ -37,14 +39,18 @@ def main():
             a = a0.clone()
             if args.solve:
                 lf = torch.linalg.cholesky(a0)
-                b = torch.rand(n, args.solve, dtype=dtype, device="cuda")
+            if args.solve or args.posv:
+                b = torch.rand(n, args.solve or args.posv, dtype=dtype, device="cuda")
             ts = []
             for rep in range(23):
                 a.copy_(a0)
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 torch.cuda.synchronize()
                 s.record()
-                l = torch.cholesky_solve(b, lf) if args.solve else torch.linalg.cholesky(a)
+                if args.posv:
+                    l = torch.cholesky_solve(b, torch.linalg.cholesky(a))
+                else:
+                    l = torch.cholesky_solve(b, lf) if args.solve else torch.linalg.cholesky(a)
                 e.record()
                 torch.cuda.synchronize()
                 if rep >= 3:
@@ -52,8 +58,10 @@ def main():
             ts.sort()
             ms = ts[len(ts) // 2]
             name = "double" if dtype == torch.float64 else "float"
-            rows.append({"scalar": name, "n": n, "nrhs": args.solve, "ms": ms})
-            what = f"torch.cholesky_solve nrhs={args.solve}" if args.solve else "torch.linalg.cholesky"
+            rows.append({"scalar": name, "n": n, "nrhs": args.solve or args.posv, "ms": ms,
+                         "what": "posv" if args.posv else "solve" if args.solve else "potrf"})
+            what = (f"torch.cholesky + cholesky_solve nrhs={args.posv}" if args.posv else
+                    f"torch.cholesky_solve nrhs={args.solve}" if args.solve else "torch.linalg.cholesky")
             print(f"{what} {name:6s} n={n:6d} {ms:9.3f} ms", flush=True)
             del a0, a, l
             torch.cuda.empty_cache()
