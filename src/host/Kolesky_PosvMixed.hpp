@@ -69,16 +69,28 @@ KOKKOS_INLINE_FUNCTION double mag(const double v) { return v != v ? DBL_MAX : da
 constexpr int kSlices = 256;
 inline int slices_of(const int n) { return n < kSlices ? (n > 0 ? n : 1) : kSlices; }
 
+// The convergence test's device scratch: per (column, slice) maxima, a flag per column.
+template <class Mem>
+struct CheckWork {
+  Kokkos::View<double***, Mem> part;  // (0: max |r|, 1: max |x|; slice; column)
+  Kokkos::View<int*, Mem> bad;
+  CheckWork(const int n, const int nrhs)
+      : part(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_part"), 2,
+             slices_of(n), nrhs),
+        bad(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad"), nrhs) {}
+};
+
 // Columns whose residual is not yet small enough (LAPACK's test, ||r||_inf <= ||x||_inf cte):
-// a thread per (column, slice) takes the slice's max |r| and max |x| into `part`, a thread per
-// column tests, the host counts. No Kokkos reduction: its join drops NaN, and a NaN residual
-// must never pass (nor an infinite one). (One team per column, as before, took 0.1-0.2 ms a
-// step on the H100 at n = 8192-16384.)
+// a thread per (column, slice) takes the slice's max |r| and max |x|, a thread per column
+// tests, the host counts. No Kokkos reduction: its join drops NaN, and a NaN residual must
+// never pass (nor an infinite one). (One team per column, as before, took 0.1-0.2 ms a step on
+// the H100 at n = 8192-16384.)
 template <class Exec>
 int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<const double> r,
                 const Strided<const double> x, const double cte,
-                const Kokkos::View<double***, typename Exec::memory_space>& part,
-                const Kokkos::View<int*, typename Exec::memory_space>& bad) {
+                const CheckWork<typename Exec::memory_space>& work) {
+  const auto part = work.part;
+  const auto bad = work.bad;
   const int slices = int(part.extent(1));
   Kokkos::parallel_for(
       "kolesky::posv_mixed_check", Kokkos::RangePolicy<Exec>(exec, 0, slices * nrhs),
@@ -110,13 +122,7 @@ int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<con
 template <class Exec>
 int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<const double> r,
                 const Strided<const double> x, const double cte) {
-  using Mem = typename Exec::memory_space;
-  const Kokkos::View<double***, Mem> part(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_part"), 2,
-      slices_of(n), nrhs);
-  const Kokkos::View<int*, Mem> bad(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad"), nrhs);
-  return unconverged(exec, n, nrhs, r, x, cte, part, bad);
+  return unconverged(exec, n, nrhs, r, x, cte, CheckWork<typename Exec::memory_space>(n, nrhs));
 }
 
 // Columns per partial row sum of demote_lower's norm pass.
@@ -258,16 +264,12 @@ PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& 
     const impl::Strided<float> w{wf.data(), 1, std::ptrdiff_t(wf.stride(1))};
     const impl::Strided<double> r{rd.data(), 1, std::ptrdiff_t(rd.stride(1))};
     const impl::Strided<const float> lfc{lf.p, lf.rs, lf.cs};
-    const Kokkos::View<double***, Mem> part(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_part"), 2,
-        impl::slices_of(n), nrhs);
-    const Kokkos::View<int*, Mem> bad(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad"), nrhs);
+    const impl::CheckWork<Mem> check(n, nrhs);
     const auto residual = [&]() {  // r = b - A x
       impl::map_block(exec, n, nrhs, r, bc, KOKKOS_LAMBDA(double, double v) { return v; });
       impl::symm_l(exec, opt.potrf.blas, n, nrhs, lc, xc, r);
       return impl::unconverged(exec, n, nrhs, impl::Strided<const double>{r.p, r.rs, r.cs}, xc,
-                               cte, part, bad) == 0;
+                               cte, check) == 0;
     };
     impl::map_block(exec, n, nrhs, w, bc, KOKKOS_LAMBDA(float, double v) { return float(v); });
     impl::potrs_strided(exec, n, nrhs, lfc, w, opt.potrf.blas);
