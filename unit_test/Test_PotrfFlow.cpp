@@ -442,5 +442,34 @@ TYPED_TEST(PotrfFlow, PlanGraph) {
   }
 }
 
+// With a Kokkos Tools callback set, Kokkos fences around its kernels, which a stream capture
+// forbids: the plan must run directly (it used to throw from inside the recording).
+TYPED_TEST(PotrfFlow, PlanUnderAToolRunsDirectly) {
+  using T = TypeParam;
+  namespace KT = Kokkos::Tools::Experimental;
+  static int kernels = 0;
+  kernels = 0;
+  KT::set_begin_parallel_for_callback([](const char*, uint32_t, uint64_t*) { ++kernels; });
+  for (const int n : {300, 1000, 5000}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower);
+    const Dense a = dominant_spd<T>(n, 61u);
+    const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    for (int rep = 0; rep < 3; ++rep) {
+      Kokkos::deep_copy(x, a0);
+      ASSERT_EQ(plan.potrf(x), 0);
+    }
+    EXPECT_FALSE(plan.uses_graph());
+    Dense b = random_matrix(n, 1, 4u);
+    for (auto& v : b.v) v = double(T(v));
+    auto db = to_device<T, Kokkos::LayoutLeft>(b);
+    plan.potrs(x, db);
+    EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+  }
+  KT::set_begin_parallel_for_callback(nullptr);
+  EXPECT_GT(kernels, 0);
+}
+
 }  // namespace test
 }  // namespace kolesky

@@ -15,7 +15,8 @@
 // out of the recording), the second call on the same matrix (same pointer and strides)
 // records and replays, later ones replay. A call on another matrix records again
 // (cudaGraphExecUpdate keeps the instantiated graph when only pointers changed). If recording
-// fails, the plan runs directly from then on (uses_graph() tells).
+// fails, the plan runs directly from then on (uses_graph() tells); while a Kokkos Tools
+// library or callback is active it does not record (Kokkos fences around kernels for tools).
 //
 // Small orders on CUDA (the staged kernels: up to 180 and 193-208 in double, 240 in float)
 // are one launch that writes the plan's pinned info word, on the execution space's stream:
@@ -187,6 +188,9 @@ class PotrfPlan {
 #ifdef KOKKOS_ENABLE_CUDA
   // Record enqueue(l) as a graph (update the instantiated one when possible).
   bool record(const impl::Strided<T>& l, const Key& key) {
+    // While a Kokkos Tools callback is set, Kokkos fences around each of its kernels for the
+    // tool, which a stream capture forbids (Kokkos would throw): run directly then.
+    if (Kokkos::Tools::profileLibraryLoaded()) return false;
     const Kokkos::Cuda& w = *own_->exec;
     cudaStream_t s = w.cuda_stream();
     if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
