@@ -69,6 +69,9 @@ void instantiate_table() {
     Kokkos::View<double**, L, MemSpace> x2("x2", 0, 2);
     posv_mixed(e, u, al, b1, x1);
     posv_mixed(e, u, ar, b2, x2);
+    PosvMixedPlan<ExecSpace> mixed(e, 0, 2, u);
+    mixed.posv(as, b1, x1);
+    mixed.posv(au, b2, x2);
   }
 
   // Batches: plain rank-3 Views of each layout, the three containers, const factors, rank-2

@@ -473,6 +473,18 @@ TYPED_TEST(Hostile, NonSquareAndWrongRowsThrowWithExtents) {
   }
 }
 
+TEST(HostileMixed, PosvMixedPlanShapesThrow) {
+  PosvMixedPlan<ExecSpace> plan(ExecSpace(), 4, 2, Uplo::Lower);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> a5("a5", 5, 5), a4("a4", 4, 4);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> b3("b3", 4, 3), b2("b2", 4, 2);
+  EXPECT_THROWS_WITH(plan.posv(a5, b2, b2), "order 4");
+  EXPECT_THROWS_WITH(plan.posv(a4, b3, b3), "2 right-hand sides at most");
+  EXPECT_THROWS_WITH((PosvMixedPlan<ExecSpace>(ExecSpace(), -1, 1, Uplo::Lower)), "-1");
+  PosvMixedPlan<ExecSpace> empty(ExecSpace(), 0, 1, Uplo::Upper);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> a0("a0", 0, 0), b0("b0", 0, 1);
+  EXPECT_EQ(empty.posv(a0, b0, b0).info, 0);
+}
+
 TEST(HostileMixed, PosvMixedBadShapesThrow) {
   Kokkos::View<double**, MemSpace> rect("rect", 4, 5), sq("sq", 4, 4), b("b", 4, 2),
       b3("b3", 3, 2), x3("x3", 4, 3);

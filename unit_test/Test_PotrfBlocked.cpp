@@ -319,6 +319,15 @@ TYPED_TEST(PotrfBlocked, PotrsNanStaysInItsColumn) {
   EXPECT_LT(solve_ratio<T>(a, x1, b1), 30.0);
 }
 
+// posv_mixed leaves A's triangle as it was (unless it falls back to double).
+void expect_triangle_kept(const Dense& a, const Dense& after, const Uplo uplo) {
+  for (int j = 0; j < a.n; ++j)
+    for (int i = 0; i < a.n; ++i)
+      if (uplo == Uplo::Lower ? i >= j : i <= j) {
+        ASSERT_EQ(after(i, j), a(i, j)) << i << "," << j;
+      }
+}
+
 // Mixed precision: double accuracy from a float factor when A is well conditioned; a fall
 // back to double when it is not (refinement diverges or the float factorization fails).
 TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
@@ -335,12 +344,7 @@ TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
       EXPECT_GE(r.iterations, 0);
       EXPECT_LE(r.iterations, 5);
       EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
-      const Dense after = to_host(da);  // A is left as it was
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i)
-          if (uplo == Uplo::Lower ? i >= j : i <= j) {
-            ASSERT_EQ(after(i, j), a(i, j));
-          }
+      expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
     }
 }
 
@@ -428,6 +432,115 @@ TEST(PosvMixed, ConvergenceTestPerColumn) {
     x(n - 1, 3) = std::numeric_limits<double>::infinity();  // an infinite solution never passes
     const auto dx2 = to_device<double, Kokkos::LayoutLeft>(x);
     EXPECT_EQ(impl::unconverged(ExecSpace(), n, 4, sv(dr), sv(dx2), 1e300), 2);
+  }
+}
+
+// posv_mixed's residual r = b - A x from A's lower triangle (NaN above it, which must never be
+// read), against a plain loop: orders around the CUDA kernel's 128-column blocks and 256-row
+// units, right-hand sides around its four per launch; the same bits on a second call (no
+// atomics). A LayoutRight A takes the vendor path.
+template <class Layout>
+void residual_case(const int n, const int nrhs) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+  std::mt19937 gen(200u + n + nrhs);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Dense a(n, n), x(n, nrhs), b(n, nrhs);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) a(i, j) = i >= j ? u(gen) : std::nan("");
+  for (auto& v : x.v) v = u(gen);
+  for (auto& v : b.v) v = u(gen);
+  const auto da = to_device<double, Layout>(a);
+  const auto dx = to_device<double, Kokkos::LayoutLeft>(x);
+  const auto db = to_device<double, Kokkos::LayoutLeft>(b);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dr("r", n, nrhs), dr2("r2", n, nrhs);
+  const auto sv = [](const auto& v) {
+    return impl::Strided<const double>{v.data(), std::ptrdiff_t(v.stride(0)), std::ptrdiff_t(v.stride(1))};
+  };
+  const auto out = [](const auto& v) {
+    return impl::Strided<double>{v.data(), std::ptrdiff_t(v.stride(0)), std::ptrdiff_t(v.stride(1))};
+  };
+  impl::residual(ExecSpace(), Blas::Auto, n, nrhs, sv(da), sv(dx), sv(db), out(dr));
+  impl::residual(ExecSpace(), Blas::Auto, n, nrhs, sv(da), sv(dx), sv(db), out(dr2));
+  const Dense r = to_host(dr), r2 = to_host(dr2);
+  for (int c = 0; c < nrhs; ++c)
+    for (int i = 0; i < n; ++i) {
+      double s = 0, m = std::abs(b(i, c));
+      for (int j = 0; j < n; ++j) {
+        const double v = i >= j ? a(i, j) : a(j, i);
+        s += v * x(j, c);
+        m += std::abs(v * x(j, c));
+      }
+      ASSERT_NEAR(r(i, c), b(i, c) - s, 1e-14 * m) << i << "," << c;
+      ASSERT_EQ(r(i, c), r2(i, c)) << i << "," << c;
+    }
+}
+
+TEST(PosvMixed, ResidualFromLowerTriangle) {
+  for (const int n : {1, 2, 127, 128, 129, 255, 256, 257, 300, 513, 1000})
+    for (const int nrhs : {1, 2, 3, 4, 5, 9}) residual_case<Kokkos::LayoutLeft>(n, nrhs);
+  residual_case<Kokkos::LayoutLeft>(2049, 1);
+  residual_case<Kokkos::LayoutRight>(300, 2);
+}
+
+// A PosvMixedPlan reused: several matrices of its order, fewer right-hand sides than it was
+// made for, a matrix that is not positive definite between two good ones (exact info, then
+// the next call unaffected), both triangles; each call as accurate as posv_mixed without a
+// plan and with as many refinement steps.
+TEST(PosvMixed, PlanReusedAcrossMatrices) {
+  for (const Uplo uplo : {Uplo::Lower, Uplo::Upper})
+    for (const int n : {1, 65, 200}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + (uplo == Uplo::Lower ? " lower" : " upper"));
+      PosvMixedPlan<ExecSpace> plan(ExecSpace(), n, 3, uplo);
+      EXPECT_EQ(plan.order(), n);
+      EXPECT_EQ(plan.max_rhs(), 3);
+      for (int call = 0; call < 3; ++call) {
+        SCOPED_TRACE("call " + std::to_string(call));
+        const int nrhs = call == 0 ? 3 : 2;
+        Dense a = spd_with_condition(n, 100.0, 30u + n + call);
+        const bool bad = call == 1;
+        if (bad) a(n / 2, n / 2) = -1;
+        const Dense b = random_matrix(n, nrhs, 40u + call);
+        auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+        auto db = to_device<double, Kokkos::LayoutLeft>(b);
+        Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, nrhs), dx2("x2", n, nrhs);
+        const auto r = plan.posv(da, db, dx);
+        if (bad) {
+          EXPECT_EQ(r.info, n / 2 + 1);
+          EXPECT_TRUE(r.fell_back());
+          continue;
+        }
+        auto da2 = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+        const auto r2 = posv_mixed(ExecSpace(), uplo, da2, db, dx2);
+        EXPECT_EQ(r.info, 0);
+        EXPECT_GE(r.iterations, 0);
+        EXPECT_EQ(r.iterations, r2.iterations);
+        EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
+        expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
+      }
+    }
+}
+
+// The TF32 factor through the plan (on CUDA its PotrfPlan records and replays a graph from the
+// second call: the TF32 choice must be in the recording), a LayoutRight A, one right-hand side.
+TEST(PosvMixed, PlanFastFactorReplays) {
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  const int n = host ? 600 : 4000;
+  const Dense a = host ? spd_with_condition(n, 10.0, 21u) : dominant_spd<double>(n, 21u);
+  const Dense b = random_matrix(n, 1, 22u);
+  PosvMixedOptions o;
+  o.fast_factor = true;
+  PosvMixedPlan<ExecSpace> plan(ExecSpace(), n, 1, Uplo::Lower, o);
+  auto da = to_device<double, Kokkos::LayoutRight>(a, Uplo::Lower, kOther);
+  auto db = to_device<double, Kokkos::LayoutLeft>(b);
+  Kokkos::View<double*, MemSpace> dx("x", n);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    Kokkos::deep_copy(dx, 0.0);
+    const auto r = plan.posv(da, Kokkos::subview(db, Kokkos::ALL, 0), dx);
+    EXPECT_EQ(r.info, 0);
+    EXPECT_GE(r.iterations, 0);
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> x2(dx.data(), n, 1);
+    EXPECT_LT(solve_ratio_fast(a, to_host(x2), b, eps<double>()), 30.0);
   }
 }
 

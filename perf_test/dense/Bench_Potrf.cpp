@@ -664,7 +664,10 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
 }
 
 // posv_mixed (float factor, double refinement) on the same problems as the double posv.
-void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::PotrfOptions opt) {
+// With `plan`, a PosvMixedPlan made once (untimed, with two untimed calls: the direct one and,
+// on CUDA, the float factor's recording).
+void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::PotrfOptions opt,
+                      const bool plan) {
   const int n = int(state.range(0)), nrhs = int(state.range(1));
   SolveProblem<double> p(n, nrhs);
   Matrix<double> x("X", n, nrhs);
@@ -672,13 +675,20 @@ void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::P
   kolesky::PosvMixedOptions o;
   o.fast_factor = fast;
   o.potrf = opt;
-  Kokkos::deep_copy(p.a, p.a0);
-  r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);  // untimed first call
+  std::unique_ptr<kolesky::PosvMixedPlan<Exec>> pl;
+  if (plan) pl.reset(new kolesky::PosvMixedPlan<Exec>(Exec(), n, nrhs, kolesky::Uplo::Lower, o));
+  const auto call = [&] {
+    return plan ? pl->posv(p.a, p.b0, x) : kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);
+  };
+  for (int w = 0; w < (plan ? 2 : 1); ++w) {  // untimed first calls
+    Kokkos::deep_copy(p.a, p.a0);
+    r = call();
+  }
   for (auto _ : state) {
     Kokkos::deep_copy(p.a, p.a0);
     Exec().fence();
     Kokkos::Timer t;
-    r = kolesky::posv_mixed(Exec(), kolesky::Uplo::Lower, p.a, p.b0, x, o);
+    r = call();
     state.SetIterationTime(t.seconds());
   }
   Kokkos::deep_copy(p.b, x);
@@ -734,16 +744,18 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
                               : nb == -1 ? "/recursive"
                               : nb < 0   ? "/nb" + std::to_string(-nb) + "/recpanel"
                                          : "/nb" + std::to_string(nb);
-      for (const bool fast : {false, true}) {
-        if (!fast && nb != 0) continue;
-        const std::string name =
-            std::string(fast ? "kolesky_posv_mixed_tf32" : "kolesky_posv_mixed") + tag + "<double>";
-        auto* b = benchmark::RegisterBenchmark(
-            name.c_str(), [fast, opt](benchmark::State& st) { posv_mixed_bench(st, fast, opt); });
-        for (int n : sizes)
-          for (int r : nrhs) b->Args({n, r});
-        b->UseManualTime()->Unit(benchmark::kMillisecond);
-      }
+      for (const bool plan : {false, true})
+        for (const bool fast : {false, true}) {
+          if (!fast && nb != 0) continue;
+          const std::string name = std::string(plan ? "kolesky_plan" : "kolesky") +
+                                   (fast ? "_posv_mixed_tf32" : "_posv_mixed") + tag + "<double>";
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), [fast, opt, plan](benchmark::State& st) {
+            posv_mixed_bench(st, fast, opt, plan);
+          });
+          for (int n : sizes)
+            for (int r : nrhs) b->Args({n, r});
+          b->UseManualTime()->Unit(benchmark::kMillisecond);
+        }
       auto* b = benchmark::RegisterBenchmark(("kolesky_potrf_tf32" + tag + "<float>").c_str(),
                                              [opt](benchmark::State& st) { kolesky_potrf_tf32(st, opt); });
       for (int n : sizes) b->Arg(n);
@@ -926,6 +938,8 @@ int main(int argc, char** argv) {
       set_split(-1, std::atoi(argv[i] + 19));
     else if (std::strncmp(argv[i], "--mixed-nb=", 11) == 0)  // measurement knob
       mixed_nbs() = kolesky::perf::parse_ints(argv[i] + 11);
+    else if (std::strncmp(argv[i], "--residual=", 11) == 0)  // measurement knob
+      kolesky::impl::ResidualKnobs::get().fused = std::atoi(argv[i] + 11);
     else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
       kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else

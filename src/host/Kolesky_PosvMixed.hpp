@@ -23,10 +23,13 @@
 
 #include <cfloat>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "common/Kolesky_Types.hpp"
+#include "dense/Kolesky_Residual.hpp"
 #include "host/Kolesky_Potrf.hpp"
+#include "host/Kolesky_PotrfPlan.hpp"
 
 namespace kolesky {
 
@@ -60,6 +63,25 @@ void map_block(const Exec& exec, const int n, const int nrhs, const Strided<TD> 
       });
 }
 
+// r = b - A x, A symmetric with its lower triangle in l. On CUDA (column-major triangle, a few
+// right-hand sides) one read of A for up to four of them (Kolesky_Residual.hpp); elsewhere
+// the copy and the vendor's SYMV / SYMM.
+template <class Exec>
+void residual(const Exec& exec, const Blas blas, const int n, const int nrhs,
+              const Strided<const double> l, const Strided<const double> x,
+              const Strided<const double> b, const Strided<double> r) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (l.rs == 1 && nrhs <= kResidualMaxRhs && ResidualKnobs::get().fused != 0) {
+      residual_cuda(exec, n, nrhs, l, x, b, r);
+      return;
+    }
+  }
+#endif
+  map_block(exec, n, nrhs, r, b, KOKKOS_LAMBDA(double, double v) { return v; });
+  symm_l(exec, blas, n, nrhs, l, x, r);
+}
+
 // |v| with NaN as DBL_MAX: maxima that no NaN can slip through (Kokkos's Max join drops a
 // NaN that arrives second); the test below rejects DBL_MAX and infinity alike.
 KOKKOS_INLINE_FUNCTION double mag(const double v) { return v != v ? DBL_MAX : dabs(v); }
@@ -74,10 +96,14 @@ template <class Mem>
 struct CheckWork {
   Kokkos::View<double***, Mem> part;  // (0: max |r|, 1: max |x|; slice; column)
   Kokkos::View<int*, Mem> bad;
+  Kokkos::View<int*, Kokkos::HostSpace> bad_host;
+  CheckWork() = default;
   CheckWork(const int n, const int nrhs)
       : part(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_part"), 2,
              slices_of(n), nrhs),
-        bad(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad"), nrhs) {}
+        bad(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad"), nrhs),
+        bad_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_bad_host"),
+                 nrhs) {}
 };
 
 // Columns whose residual is not yet small enough (LAPACK's test, ||r||_inf <= ||x||_inf cte):
@@ -113,7 +139,10 @@ int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<con
         }
         bad(c) = !(rmax <= xmax * cte && rmax < DBL_MAX && xmax < DBL_MAX);
       });
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bad);
+  const auto h = work.bad_host;
+  Kokkos::deep_copy(exec, Kokkos::subview(h, std::make_pair(0, nrhs)),
+                    Kokkos::subview(bad, std::make_pair(0, nrhs)));
+  exec.fence();
   int count = 0;
   for (int c = 0; c < nrhs; ++c) count += h(c);
   return count;
@@ -127,6 +156,27 @@ int unconverged(const Exec& exec, const int n, const int nrhs, const Strided<con
 
 // Columns per partial row sum of demote_lower's norm pass.
 constexpr int kNormChunk = 256;
+
+// demote_lower's scratch: per-column sums and overflow counts, per-(row, chunk) row sums,
+// per-slice results and their host copy.
+template <class Mem>
+struct DemoteWork {
+  Kokkos::View<double*, Mem> sums;
+  Kokkos::View<int*, Mem> over;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rows;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> out;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> out_host;
+  DemoteWork() = default;
+  explicit DemoteWork(const int n)
+      : sums(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_sums"), n),
+        over(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_over"), n),
+        rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_rowsums"), n,
+             (n + kNormChunk - 1) / kNormChunk),
+        out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_norm"),
+            slices_of(n), 2),
+        out_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_norm_host"),
+                 slices_of(n), 2) {}
+};
 
 struct Demoted {
   double norm = 0;   // ||A||_inf of the symmetric A whose lower triangle was read
@@ -142,20 +192,16 @@ struct Demoted {
 // were one thread per row before: 1-2 ms on the H100 at n = 8192-16384.)
 template <class Exec>
 Demoted demote_lower(const Exec& exec, const int n, const Strided<const double> l,
-                     const Strided<float> lf) {
-  using Mem = typename Exec::memory_space;
+                     const Strided<float> lf,
+                     const DemoteWork<typename Exec::memory_space>& work) {
   using Policy = Kokkos::TeamPolicy<Exec>;
   Demoted d;
   if (n == 0) return d;
   const int chunks = (n + kNormChunk - 1) / kNormChunk, slices = slices_of(n);
-  Kokkos::View<double*, Mem> sums(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                     "kolesky::posv_mixed_sums"), n);
-  Kokkos::View<int*, Mem> over(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                  "kolesky::posv_mixed_over"), n);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rows(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_rowsums"), n, chunks);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> out(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_norm"), slices, 2);
+  const auto sums = work.sums;
+  const auto over = work.over;
+  const auto rows = work.rows;
+  const auto out = work.out;
   Kokkos::parallel_for(
       "kolesky::posv_mixed_demote", Policy(exec, n, Kokkos::AUTO),
       KOKKOS_LAMBDA(const typename Policy::member_type& mb) {
@@ -205,7 +251,9 @@ Demoted demote_lower(const Exec& exec, const int n, const Strided<const double> 
         out(p, 0) = m;
         out(p, 1) = o;
       });
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  const auto h = work.out_host;
+  Kokkos::deep_copy(exec, h, out);
+  exec.fence();
   double o = 0;
   for (int p = 0; p < slices; ++p) {
     d.norm = dmax(d.norm, h(p, 0));
@@ -215,76 +263,89 @@ Demoted demote_lower(const Exec& exec, const int n, const Strided<const double> 
   return d;
 }
 
-}  // namespace impl
+template <class Exec>
+Demoted demote_lower(const Exec& exec, const int n, const Strided<const double> l,
+                     const Strided<float> lf) {
+  return demote_lower(exec, n, l, lf, DemoteWork<typename Exec::memory_space>(n));
+}
+
+
+// What one call needs beside A, B and X: the float copy of the triangle, the float and double
+// right-hand-side blocks (nrhs columns at most) and the two passes' scratch. A PosvMixedPlan
+// keeps one between calls; a call without a plan makes its own (on the H100 a call without a
+// plan takes 0.3-1.5 ms longer at n = 4096-16384: docs/performance_log.md).
+template <class Mem>
+struct MixedWork {
+  Kokkos::View<float**, Kokkos::LayoutLeft, Mem> af, wf;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rd;
+  DemoteWork<Mem> demote;
+  CheckWork<Mem> check;
+  MixedWork(const int n, const int nrhs)
+      : af(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_A"), n, n),
+        wf(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_W"), n, nrhs),
+        rd(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_R"), n, nrhs),
+        demote(n),
+        check(n, nrhs) {}
+};
 
 template <class ExecSpace, class AView, class BView, class XView>
-PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
-                           const XView& x, const PosvMixedOptions& opt = {}) {
-  const impl::Region region("kolesky::posv_mixed");
+void check_mixed(const char* what, const AView& a, const BView& b, const XView& x) {
   static_assert(std::is_same<typename AView::non_const_value_type, double>::value,
                 "kolesky::posv_mixed: A must hold double");
   static_assert(std::is_same<typename XView::non_const_value_type, double>::value,
                 "kolesky::posv_mixed: X must hold double");
-  impl::check_matrix<ExecSpace>("posv_mixed", a);
-  impl::check_rhs<ExecSpace>("posv_mixed", a, b);
-  impl::check_rhs<ExecSpace>("posv_mixed", a, x);
-  if (impl::nrhs_of(b) != impl::nrhs_of(x))
-    impl::throw_invalid("posv_mixed", "B has ", impl::nrhs_of(b), " columns but X has ",
-                        impl::nrhs_of(x));
+  check_matrix<ExecSpace>(what, a);
+  check_rhs<ExecSpace>(what, a, b);
+  check_rhs<ExecSpace>(what, a, x);
+  if (nrhs_of(b) != nrhs_of(x))
+    throw_invalid(what, "B has ", nrhs_of(b), " columns but X has ", nrhs_of(x));
+}
+
+// The call on its workspace; the float factor through `plan` when given (a PosvMixedPlan's).
+template <class ExecSpace, class AView, class BView, class XView>
+PosvMixedResult posv_mixed_run(const ExecSpace& exec, const Uplo uplo, const AView& a,
+                               const BView& b, const XView& x, const PosvMixedOptions& opt,
+                               const MixedWork<typename ExecSpace::memory_space>& work,
+                               PotrfPlan<ExecSpace, float>* const plan) {
   PosvMixedResult res;
-  const int n = int(a.extent(0)), nrhs = impl::nrhs_of(b);
-  if (n == 0 || nrhs == 0) return res;
-  using Mem = typename ExecSpace::memory_space;
-  const auto l = uplo == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a) : impl::lower_of<Uplo::Upper>(a);
-  const impl::Strided<const double> lc{l.p, l.rs, l.cs};
-  const auto bs = impl::rhs_of(b);
-  const impl::Strided<const double> bc{bs.p, bs.rs, bs.cs};
-  const auto xs = impl::rhs_of(x);
-  const impl::Strided<const double> xc{xs.p, xs.rs, xs.cs};
+  const int n = int(a.extent(0)), nrhs = nrhs_of(b);
+  const auto l = uplo == Uplo::Lower ? lower_of<Uplo::Lower>(a) : lower_of<Uplo::Upper>(a);
+  const Strided<const double> lc{l.p, l.rs, l.cs};
+  const auto bs = rhs_of(b);
+  const Strided<const double> bc{bs.p, bs.rs, bs.cs};
+  const auto xs = rhs_of(x);
+  const Strided<const double> xc{xs.p, xs.rs, xs.cs};
 
   // The float copy of the triangle and ||A||_inf (with a count of entries beyond float).
-  Kokkos::View<float**, Kokkos::LayoutLeft, Mem> af(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_A"), n, n);
-  const impl::Strided<float> lf{af.data(), 1, std::ptrdiff_t(af.stride(1))};
-  const impl::Demoted dem = impl::demote_lower(exec, n, lc, lf);
-  const double anrm = dem.norm;
-  const int overflow = dem.overflow;
-
-  const double cte = anrm * DBL_EPSILON * std::sqrt(double(n));
-  bool ok = overflow == 0;
+  const Strided<float> lf{work.af.data(), 1, std::ptrdiff_t(work.af.stride(1))};
+  const Demoted dem = demote_lower(exec, n, lc, lf, work.demote);
+  const double cte = dem.norm * DBL_EPSILON * std::sqrt(double(n));
+  bool ok = dem.overflow == 0;
   if (ok) {
-    const impl::FastFloatScope fast(opt.fast_factor);
-    ok = impl::potrf_strided(exec, n, lf, opt.potrf) == 0;
+    const FastFloatScope fast(opt.fast_factor);
+    ok = (plan != nullptr ? plan->potrf(work.af) : potrf_strided(exec, n, lf, opt.potrf)) == 0;
   }
   if (ok) {
-    Kokkos::View<float**, Kokkos::LayoutLeft, Mem> wf(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_W"), n, nrhs);
-    Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rd(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_R"), n, nrhs);
-    const impl::Strided<float> w{wf.data(), 1, std::ptrdiff_t(wf.stride(1))};
-    const impl::Strided<double> r{rd.data(), 1, std::ptrdiff_t(rd.stride(1))};
-    const impl::Strided<const float> lfc{lf.p, lf.rs, lf.cs};
-    const impl::CheckWork<Mem> check(n, nrhs);
-    const auto residual = [&]() {  // r = b - A x
-      impl::map_block(exec, n, nrhs, r, bc, KOKKOS_LAMBDA(double, double v) { return v; });
-      impl::symm_l(exec, opt.potrf.blas, n, nrhs, lc, xc, r);
-      return impl::unconverged(exec, n, nrhs, impl::Strided<const double>{r.p, r.rs, r.cs}, xc,
-                               cte, check) == 0;
+    const Strided<float> w{work.wf.data(), 1, std::ptrdiff_t(work.wf.stride(1))};
+    const Strided<double> r{work.rd.data(), 1, std::ptrdiff_t(work.rd.stride(1))};
+    const Strided<const double> rc{r.p, r.rs, r.cs};
+    const Strided<const float> wc{w.p, w.rs, w.cs};
+    const Strided<const float> lfc{lf.p, lf.rs, lf.cs};
+    const auto small_residual = [&]() {  // r = b - A x, and whether it passes
+      residual(exec, opt.potrf.blas, n, nrhs, lc, xc, bc, r);
+      return unconverged(exec, n, nrhs, rc, xc, cte, work.check) == 0;
     };
-    impl::map_block(exec, n, nrhs, w, bc, KOKKOS_LAMBDA(float, double v) { return float(v); });
-    impl::potrs_strided(exec, n, nrhs, lfc, w, opt.potrf.blas);
-    impl::map_block(exec, n, nrhs, xs, impl::Strided<const float>{w.p, w.rs, w.cs},
-                    KOKKOS_LAMBDA(double, float v) { return double(v); });
-    bool converged = residual();
+    map_block(exec, n, nrhs, w, bc, KOKKOS_LAMBDA(float, double v) { return float(v); });
+    potrs_strided(exec, n, nrhs, lfc, w, opt.potrf.blas);
+    map_block(exec, n, nrhs, xs, wc, KOKKOS_LAMBDA(double, float v) { return double(v); });
+    bool converged = small_residual();
     int it = 0;
     while (!converged && it < opt.max_iterations) {
       ++it;
-      impl::map_block(exec, n, nrhs, w, impl::Strided<const double>{r.p, r.rs, r.cs},
-                      KOKKOS_LAMBDA(float, double v) { return float(v); });
-      impl::potrs_strided(exec, n, nrhs, lfc, w, opt.potrf.blas);
-      impl::map_block(exec, n, nrhs, xs, impl::Strided<const float>{w.p, w.rs, w.cs},
-                      KOKKOS_LAMBDA(double xv, float d) { return xv + double(d); });
-      converged = residual();
+      map_block(exec, n, nrhs, w, rc, KOKKOS_LAMBDA(float, double v) { return float(v); });
+      potrs_strided(exec, n, nrhs, lfc, w, opt.potrf.blas);
+      map_block(exec, n, nrhs, xs, wc, KOKKOS_LAMBDA(double xv, float d) { return xv + double(d); });
+      converged = small_residual();
     }
     if (converged) {
       exec.fence();
@@ -294,13 +355,26 @@ PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& 
   }
   // Fall back: the double factorization in place, X from it.
   res.iterations = -(opt.max_iterations + 1);
-  res.info = impl::potrf_strided(exec, n, l, opt.potrf);
+  res.info = potrf_strided(exec, n, l, opt.potrf);
   if (res.info == 0) {
-    impl::map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
-    impl::potrs_strided(exec, n, nrhs, lc, xs, opt.potrf.blas);
+    map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
+    potrs_strided(exec, n, nrhs, lc, xs, opt.potrf.blas);
   }
   exec.fence();
   return res;
+}
+
+}  // namespace impl
+
+template <class ExecSpace, class AView, class BView, class XView>
+PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& a, const BView& b,
+                           const XView& x, const PosvMixedOptions& opt = {}) {
+  const impl::Region region("kolesky::posv_mixed");
+  impl::check_mixed<ExecSpace>("posv_mixed", a, b, x);
+  const int n = int(a.extent(0)), nrhs = impl::nrhs_of(b);
+  if (n == 0 || nrhs == 0) return {};
+  const impl::MixedWork<typename ExecSpace::memory_space> work(n, nrhs);
+  return impl::posv_mixed_run<ExecSpace>(exec, uplo, a, b, x, opt, work, nullptr);
 }
 
 template <class AView, class BView, class XView>
@@ -308,5 +382,58 @@ PosvMixedResult posv_mixed(const Uplo uplo, const AView& a, const BView& b, cons
                            const PosvMixedOptions& opt = {}) {
   return posv_mixed(typename AView::execution_space(), uplo, a, b, x, opt);
 }
+
+// posv_mixed for solvers that solve with a matrix of the same order again and again: the plan
+// owns the float copy, the refinement's blocks and scratch (nothing is allocated or freed per
+// call), and factors the float copy through a PotrfPlan (on CUDA a recorded graph from the
+// second call on).
+//
+//   kolesky::PosvMixedPlan<Kokkos::Cuda> plan(exec, n, nrhs, kolesky::Uplo::Lower, opt);
+//   for (...) auto r = plan.posv(A, B, X);  // as posv_mixed(exec, uplo, A, B, X, opt)
+//
+// B and X may have fewer columns than the plan was made for. Memory: n x n floats plus
+// n x nrhs floats and doubles, held until the plan is destroyed.
+template <class ExecSpace>
+class PosvMixedPlan {
+ public:
+  PosvMixedPlan(const ExecSpace& exec, const int n, const int nrhs, const Uplo uplo,
+                const PosvMixedOptions& opt = {})
+      : exec_(exec), n_(n), nrhs_(nrhs), uplo_(uplo), opt_(opt),
+        work_(n > 0 ? n : 0, nrhs > 0 ? nrhs : 0) {
+    if (n < 0) impl::throw_invalid("PosvMixedPlan", "the order must be >= 0, got ", n);
+    if (nrhs < 0)
+      impl::throw_invalid("PosvMixedPlan", "the right-hand sides must be >= 0, got ", nrhs);
+    const impl::FastFloatScope fast(opt.fast_factor);
+    factor_.reset(new PotrfPlan<ExecSpace, float>(exec, n, Uplo::Lower, opt.potrf));
+  }
+
+  int order() const { return n_; }
+  int max_rhs() const { return nrhs_; }
+  Uplo uplo() const { return uplo_; }
+  const ExecSpace& space() const { return exec_; }
+
+  template <class AView, class BView, class XView>
+  PosvMixedResult posv(const AView& a, const BView& b, const XView& x) {
+    const impl::Region region("kolesky::PosvMixedPlan::posv");
+    if (int(a.extent(0)) != n_ || int(a.extent(1)) != n_)
+      impl::throw_invalid("PosvMixedPlan::posv", "the plan is for order ", n_, " but A is ",
+                          a.extent(0), " x ", a.extent(1));
+    impl::check_mixed<ExecSpace>("PosvMixedPlan::posv", a, b, x);
+    const int nrhs = impl::nrhs_of(b);
+    if (nrhs > nrhs_)
+      impl::throw_invalid("PosvMixedPlan::posv", "the plan is for ", nrhs_,
+                          " right-hand sides at most but B has ", nrhs);
+    if (n_ == 0 || nrhs == 0) return {};
+    return impl::posv_mixed_run(exec_, uplo_, a, b, x, opt_, work_, factor_.get());
+  }
+
+ private:
+  ExecSpace exec_;
+  int n_, nrhs_;
+  Uplo uplo_;
+  PosvMixedOptions opt_;
+  impl::MixedWork<typename ExecSpace::memory_space> work_;
+  std::unique_ptr<PotrfPlan<ExecSpace, float>> factor_;
+};
 
 }  // namespace kolesky
