@@ -97,7 +97,6 @@ struct CheckWork {
   Kokkos::View<double***, Mem> part;  // (0: max |r|, 1: max |x|; slice; column)
   Kokkos::View<int*, Mem> bad;
   Kokkos::View<int*, Kokkos::HostSpace> bad_host;
-  CheckWork() = default;
   CheckWork(const int n, const int nrhs)
       : part(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_part"), 2,
              slices_of(n), nrhs),
@@ -166,7 +165,6 @@ struct DemoteWork {
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rows;
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> out;
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> out_host;
-  DemoteWork() = default;
   explicit DemoteWork(const int n)
       : sums(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_sums"), n),
         over(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::posv_mixed_over"), n),
