@@ -172,6 +172,74 @@ TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   }
 }
 
+// Large-n panels (CUDA): the dataflow kernel on the diagonal block and cuBLAS's TRSM on the rows
+// below (split_panel), forced here from the first panel on, with the lookahead's own update on
+// either stream. Widths that divide n and that do not, both triangles and layouts (a
+// transposed triangle goes through TRSM from the left), a failing minor in the first, a middle
+// and the last panel (exact info; the leading minor's factor is there, as LAPACK leaves it),
+// NaN, a plan. Elsewhere the knobs change nothing and the host runs the small sizes.
+TYPED_TEST(PotrfFlow, SplitPanels) {
+  using T = TypeParam;
+  auto& k = impl::FlowKnobs::get();
+  struct Restore {  // the knobs go back even when an assertion returns early
+    impl::FlowKnobs saved = impl::FlowKnobs::get();
+    ~Restore() { impl::FlowKnobs::get() = saved; }
+  } restore;
+  k.split_rows = 1;
+  for (const int la : {1, 0}) {
+    k.la_side = la;
+    for (const int n : {65, 300, kHost ? 0 : 1000})
+      for (const int nb : {64, 192, 256}) {
+        if (n == 0 || (la == 0 && nb != 192)) continue;
+        const PotrfOptions o = flow_opts(Algo::Blocked, nb);
+        const Dense a = random_spd<T>(n, 500u + n + nb);
+        for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+          SCOPED_TRACE(describe(o, n, u) + " la_side=" + std::to_string(la));
+          auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+          ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
+          check_factor<T>(a, to_host(l), u);
+          auto r = to_device<T, Kokkos::LayoutRight>(a, u, kOther);
+          ASSERT_EQ(potrf(ExecSpace(), u, r, o), 0);
+          check_factor<T>(a, to_host(r), u);
+        }
+        if (la == 0) continue;
+        const Dense good = dominant_spd<T>(n, 7u + n);
+        for (const int f : {1, nb + 5, n / 2, n - 2})
+          for (const int kind : {0, 1}) {  // -1 pivot, NaN pivot
+            if (f >= n) continue;
+            Dense bad = good;
+            bad(f, f) = kind == 0 ? -1 : std::numeric_limits<double>::quiet_NaN();
+            SCOPED_TRACE(describe(o, n, Uplo::Lower) + " fail at " + std::to_string(f) +
+                         " kind=" + std::to_string(kind));
+            auto d = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+            ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), f + 1);
+            if (kind == 0 && f >= 2) {
+              const Dense h = to_host(d);
+              Dense lead(f, f), fl(f, f);
+              for (int j = 0; j < f; ++j)
+                for (int i = j; i < f; ++i) lead(i, j) = lead(j, i) = bad(i, j), fl(i, j) = h(i, j);
+              EXPECT_LT(potrf_ratio<T>(lead, fl), 30.0);
+            }
+          }
+        auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);  // the stream is clean after them
+        check_factor<T>(good, to_host(g), Uplo::Lower);
+      }
+  }
+  // A plan (on CUDA a recorded graph from the second call) through the same panels.
+  k.la_side = 1;
+  const int n = kHost ? 300 : 1000;
+  const Dense a = random_spd<T>(n, 31u);
+  PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, flow_opts(Algo::Blocked, 256));
+  const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  for (int rep = 0; rep < 3; ++rep) {
+    Kokkos::deep_copy(x, a0);
+    ASSERT_EQ(plan.potrf(x), 0);
+    check_factor<T>(a, to_host(x), Uplo::Lower);
+  }
+}
+
 // posv_mixed's fast factor: under a FastFloatScope the float tile updates run on the TF32
 // tensor cores (CUDA, sm_80 and later) and cuBLAS's SYRKs become GEMMs over the whole square
 // (the other triangle is scratch then, so only the factor is checked). The factor must pass

@@ -1275,13 +1275,21 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
   return flow_tasks(nt, j0, j1) + 3 * (j1 - j0) + 1;
 }
 
-// Measurement knobs (perf_test sets them): teams of a dataflow launch that runs beside the
-// trailing update (a lookahead panel; 0 = the library's choice), and what runs on the FP64
-// tensor cores where the device has them: the double tile updates and the chain's solve, SYRK
-// and inverted blocks (1, the default), the double tile updates only (2), nothing (0).
+// Knobs of the dataflow launches and the blocked path around them (perf_test and tests set
+// them): teams of a dataflow launch that runs beside the trailing update (a lookahead panel;
+// 0 = the library's choice); what runs on the FP64 tensor cores where the device has them: the
+// double tile updates and the chain's solve, SYRK and inverted blocks (1, the default), the
+// double tile updates only (2), nothing (0); the CUDA lookahead stream's priority (1: the
+// device's highest, 0: default; read when the stream is made); the lookahead's own update on
+// the lookahead stream (1) or the caller's (0); and from how many rows below its diagonal
+// block a panel is split (CUDA, cuBLAS: the dataflow kernel on the diagonal block, TRSM below).
+// Defaults measured on the H100 (docs/performance_log.md, issue 15, session 23).
 struct FlowKnobs {
   int panel_teams = 0;
   int mma = 1;
+  int side_priority = 1;
+  int la_side = 1;
+  int split_rows = 8192;
   static FlowKnobs& get() {
     static FlowKnobs k;
     return k;

@@ -259,6 +259,32 @@ void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strid
   recursive_potrf(exec, blas, n2, a.shifted(n1, n1), info, offset + n1);
 }
 
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+// Panel [k0, k0 + kb) of a column-major (or transposed) matrix, split: its diagonal block by
+// the dataflow kernel (the chain, on the block's few tiles), the rows below it by cuBLAS's
+// TRSM. The dataflow kernel on the whole panel overlaps those rows with the chain but solves
+// them at a few TFLOP/s while holding every SM it has, which at large n the concurrent
+// trailing update needs.
+template <class T>
+void split_panel(const Kokkos::Cuda& exec, const BlockedConfig& cfg, const int n, const int k0,
+                 const int kb, const Strided<T> a, int* info, const int teams) {
+  const int j0 = k0 / kFlowTile, j1 = flow_tiles(k0 + kb);
+  {
+    MaybeTrace<Kokkos::Cuda> tr(exec, "panel/diag", k0, kb);
+    auto& work = *static_cast<FlowWorkOf<Kokkos::Cuda>*>(cfg.flow_work);
+    flow_potrf(exec, k0 + kb, a, info, j0, j1, work, tr.flow(flow_trace_records(j1, j0, j1)),
+               teams);
+  }
+  const int m = n - k0 - kb;
+  if (m == 0) return;
+  MaybeTrace<Kokkos::Cuda> tr(exec, "panel/below", k0, m);
+  // A column of B L^-T reads the factor's columns up to its own: those before a failing minor
+  // stay exact.
+  const auto d = a.shifted(k0, k0);
+  trsm_r(exec, cfg.blas, m, kb, true, Strided<const T>{d.p, d.rs, d.cs}, a.shifted(k0 + kb, k0));
+}
+#endif
+
 // The panel [k0, k0 + kb): factor its diagonal block, then solve the rows below it (one
 // dataflow launch when cfg.flow_panels).
 template <class Exec, class T>
@@ -266,6 +292,14 @@ void factor_panel(const Exec& exec, const BlockedConfig& cfg, const int n, const
                   const int kb, const Strided<T> a, const InfoView<Exec>& info,
                   const bool beside_update = false) {
   if (cfg.flow_panels && cfg.flow_work != nullptr && k0 % kFlowTile == 0) {
+#if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      if (n - k0 - kb >= FlowKnobs::get().split_rows && col_major(a, n, n).ok &&
+          use_vendor<Exec>(cfg.blas))
+        return split_panel(exec, cfg, n, k0, kb, a, info.data(),
+                           beside_update ? FlowKnobs::get().panel_teams : 0);
+    }
+#endif
     const int j0 = k0 / kFlowTile;
     const int j1 = (k0 + kb) % kFlowTile == 0 ? (k0 + kb) / kFlowTile : flow_tiles(n);
     MaybeTrace<Exec> tr(exec, "panel/flow", k0, kb);
@@ -309,8 +343,14 @@ struct CudaSide {
   cudaStream_t stream{};
   cudaEvent_t to_side{}, to_main{};
   std::unique_ptr<Kokkos::Cuda> exec;
-  CudaSide() {
-    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  // `lookahead`: the stream the panels run on, at the device's highest priority so that
+  // their blocks take SMs ahead of the trailing update's GEMMs as those drain.
+  explicit CudaSide(const bool lookahead = true) {
+    int least = 0, greatest = 0;
+    if (!lookahead || FlowKnobs::get().side_priority == 0 ||
+        cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
+      greatest = 0;
+    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
     cudaEventCreateWithFlags(&to_side, cudaEventDisableTiming);
     cudaEventCreateWithFlags(&to_main, cudaEventDisableTiming);
     exec.reset(new Kokkos::Cuda(stream));
@@ -346,13 +386,21 @@ void blocked_right_potrf(const Exec& exec, const BlockedConfig& cfg, const int n
       const Kokkos::Cuda& s1 = *side.exec;
       stream_wait(s1, exec, side.to_side);
       factor_panel(s1, cfg, n, 0, std::min(nb, n), a, info);
+      const bool la_side = FlowKnobs::get().la_side != 0;
       for (int k0 = 0; k0 < n; k0 += nb) {
         const int kb = std::min(nb, n - k0), k1 = k0 + kb;
         stream_wait(exec, s1, side.to_main);  // panel k factored
         if (k1 >= n) break;
         const int kb1 = std::min(nb, n - k1);
-        update_columns(exec, cfg.blas, n, k0, kb, k1, kb1, a, skip);
-        stream_wait(s1, exec, side.to_side);
+        if (la_side) {
+          // The next panel's columns updated on the lookahead stream itself, once the
+          // previous trailing update (main) has reached them.
+          stream_wait(s1, exec, side.to_side);
+          update_columns(s1, cfg.blas, n, k0, kb, k1, kb1, a, skip);
+        } else {
+          update_columns(exec, cfg.blas, n, k0, kb, k1, kb1, a, skip);
+          stream_wait(s1, exec, side.to_side);
+        }
         factor_panel(s1, cfg, n, k1, kb1, a, info, true);
         update_columns(exec, cfg.blas, n, k0, kb, k1 + kb1, n - k1 - kb1, a, skip);
       }

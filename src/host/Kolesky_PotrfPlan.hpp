@@ -57,7 +57,7 @@ class PotrfPlan {
     if constexpr (is_cuda) {
       side_.reset(new impl::CudaSide);
       ctx_.side = side_.get();
-      own_.reset(new impl::CudaSide);
+      own_.reset(new impl::CudaSide(false));
     }
 #endif
   }
