@@ -251,6 +251,10 @@ def solve_section(be, P):
             a.grid(True, which="both", alpha=0.3)
             a.legend(fontsize=6)
         out.append(P.save(fig, f"solve_{be['name']}.png") + "\n")
+    # Measurements outside the sweep (posv_mixed's own runs), written by hand beside the data.
+    notes = os.path.join(be["dir"], "notes_solve.md")
+    if os.path.exists(notes):
+        out.append(open(notes).read().rstrip("\n") + "\n\n")
     return "".join(out)
 
 
