@@ -55,6 +55,17 @@ PotrfOptions flow_opts(Algo algo, int nb = 0, bool lookahead = true) {
   return o;
 }
 
+// Factor `a`'s triangle `u` stored column-major and row-major with `o`; check both factors.
+template <class T>
+void factor_both_layouts(const Dense& a, const Uplo u, const PotrfOptions& o) {
+  auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
+  check_factor<T>(a, to_host(l), u);
+  auto r = to_device<T, Kokkos::LayoutRight>(a, u, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), u, r, o), 0);
+  check_factor<T>(a, to_host(r), u);
+}
+
 std::string describe(const PotrfOptions& o, int n, Uplo u) {
   return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
          " nb=" + std::to_string(o.block_size) + " " + name(u) +
@@ -75,12 +86,7 @@ TYPED_TEST(PotrfFlow, Sizes) {
       for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
         const PotrfOptions o = flow_opts(algo);
         SCOPED_TRACE(describe(o, n, u));
-        auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
-        ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
-        check_factor<T>(a, to_host(l), u);
-        auto r = to_device<T, Kokkos::LayoutRight>(a, u, kOther);
-        ASSERT_EQ(potrf(ExecSpace(), u, r, o), 0);
-        check_factor<T>(a, to_host(r), u);
+        factor_both_layouts<T>(a, u, o);
       }
     }
 }
@@ -195,12 +201,7 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
         const Dense a = random_spd<T>(n, 500u + n + nb);
         for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
           SCOPED_TRACE(describe(o, n, u) + " la_side=" + std::to_string(la));
-          auto l = to_device<T, Kokkos::LayoutLeft>(a, u, kOther);
-          ASSERT_EQ(potrf(ExecSpace(), u, l, o), 0);
-          check_factor<T>(a, to_host(l), u);
-          auto r = to_device<T, Kokkos::LayoutRight>(a, u, kOther);
-          ASSERT_EQ(potrf(ExecSpace(), u, r, o), 0);
-          check_factor<T>(a, to_host(r), u);
+          factor_both_layouts<T>(a, u, o);
         }
         if (la == 0) continue;
         const Dense good = dominant_spd<T>(n, 7u + n);
