@@ -241,6 +241,17 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
   }
 }
 
+// The device's compute capability major on CUDA, 0 elsewhere (a template, so that the CUDA
+// branch is discarded where ExecSpace is a host space in a CUDA build).
+template <class E>
+int cuda_major(const E& e) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<E, Kokkos::Cuda>::value) return e.cuda_device_prop().major;
+#endif
+  (void)e;
+  return 0;
+}
+
 // posv_mixed's fast factor: under a FastFloatScope the float tile updates run on the TF32
 // tensor cores (CUDA, sm_80 and later) and cuBLAS's SYRKs become GEMMs over the whole square
 // (the other triangle is scratch then, so only the factor is checked). The factor must pass
@@ -248,11 +259,7 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
 // factor differs from the plain one (the path ran). Elsewhere the scope changes nothing.
 TEST(PotrfFlowTf32, FastScope) {
   const double eps_tf32 = std::ldexp(1.0, -10);
-  bool tensor_cores = false;
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
-    tensor_cores = ExecSpace().cuda_device_prop().major >= 8;
-#endif
+  const bool tensor_cores = cuda_major(ExecSpace()) >= 8;
   PotrfOptions def;
   for (const int n : {65, 200, kHost ? 300 : 1000})
     for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128), def}) {
@@ -509,6 +516,75 @@ TYPED_TEST(PotrfFlow, PlanGraph) {
     plan.potrs(x, db);
     EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
   }
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// A plan's graph keeps the priorities of the streams its kernels were captured from: capture
+// gives each kernel node its stream's priority (the lookahead stream's is the device's
+// highest), and impl::instantiate_graph makes the graph run them so instead of at the launch
+// stream's priority.
+template <class V>
+struct Fill {
+  Kokkos::View<V*, Kokkos::CudaSpace> v;
+  V x;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const { v(i) = x; }
+};
+
+template <class E>
+void check_graph_priorities() {
+  if constexpr (!std::is_same<E, Kokkos::Cuda>::value) {
+    GTEST_SKIP() << "graphs are CUDA only";
+  } else {
+    int least = 0, greatest = 0;
+    ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+    if (least == greatest) GTEST_SKIP() << "the device has one stream priority";
+    impl::CudaSide side;  // the lookahead's stream
+    int prio = least;
+    ASSERT_EQ(cudaStreamGetPriority(side.stream, &prio), cudaSuccess);
+    ASSERT_EQ(prio, greatest);
+    Kokkos::View<int*, Kokkos::CudaSpace> v("v", 64);
+    ASSERT_EQ(cudaStreamBeginCapture(side.stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    Kokkos::deep_copy(*side.exec, v, 3);  // a kernel in Kokkos 3.4, a memset in later ones
+    Kokkos::parallel_for("kolesky::test_graph_priority",
+                         Kokkos::RangePolicy<Kokkos::Cuda>(*side.exec, 0, 64), Fill<int>{v, 7});
+    cudaGraph_t g = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(side.stream, &g), cudaSuccess);
+    std::size_t count = 0;
+    ASSERT_EQ(cudaGraphGetNodes(g, nullptr, &count), cudaSuccess);
+    std::vector<cudaGraphNode_t> nodes(count);
+    ASSERT_EQ(cudaGraphGetNodes(g, nodes.data(), &count), cudaSuccess);
+    int kernels = 0;
+    for (const cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      ASSERT_EQ(cudaGraphNodeGetType(node, &type), cudaSuccess);
+      if (type != cudaGraphNodeTypeKernel) continue;
+      ++kernels;
+      cudaKernelNodeAttrValue val{};
+      ASSERT_EQ(cudaGraphKernelNodeGetAttribute(node, cudaKernelNodeAttributePriority, &val),
+                cudaSuccess);
+      EXPECT_EQ(val.priority, greatest) << "kernel node " << kernels;
+    }
+    EXPECT_GE(kernels, 1);
+    // (cudaGraphExecGetFlags does not report the priority flag on CUDA 13, so the graph's use
+    // of it shows only in timings: docs/performance_log.md, issue 15 session 24.)
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(impl::instantiate_graph(&exec, g), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, side.stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(side.stream), cudaSuccess);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(h(i), 7) << i;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+  }
+}
+#endif
+
+TEST(PotrfFlowGraph, KeepsStreamPriorities) {
+#ifdef KOKKOS_ENABLE_CUDA
+  check_graph_priorities<ExecSpace>();
+#else
+  GTEST_SKIP() << "graphs are CUDA only";
+#endif
 }
 
 // With a Kokkos Tools callback set, Kokkos fences around its kernels, which a stream capture

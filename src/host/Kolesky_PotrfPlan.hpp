@@ -223,13 +223,7 @@ class PotrfPlan {
         graph_ = nullptr;
       }
     }
-    if (!ok) {
-#if CUDART_VERSION >= 12000
-      ok = cudaGraphInstantiate(&graph_, g, 0) == cudaSuccess;
-#else
-      ok = cudaGraphInstantiate(&graph_, g, nullptr, nullptr, 0) == cudaSuccess;
-#endif
-    }
+    if (!ok) ok = impl::instantiate_graph(&graph_, g) == cudaSuccess;
     cudaGraphDestroy(g);
     if (!ok) {
       graphs_ok_ = false;
