@@ -178,6 +178,23 @@ TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   }
 }
 
+// The measured split thresholds per scalar, and the knob over them.
+TEST(PotrfFlowKnobs, SplitRowsByScalar) {
+  auto& k = impl::FlowKnobs::get();
+  const int saved = k.split_rows;
+  k.split_rows = 0;
+  EXPECT_EQ(impl::split_rows_for<double>(), 8192);
+  EXPECT_EQ(impl::split_rows_for<float>(), 6144);
+  {
+    const impl::FastFloatScope tf32(true);  // posv_mixed's TF32 factor: like double
+    EXPECT_EQ(impl::split_rows_for<float>(), 8192);
+  }
+  k.split_rows = 5;
+  EXPECT_EQ(impl::split_rows_for<double>(), 5);
+  EXPECT_EQ(impl::split_rows_for<float>(), 5);
+  k.split_rows = saved;
+}
+
 // Large-n panels (CUDA): the dataflow kernel on the diagonal block and cuBLAS's TRSM on the rows
 // below (split_panel), forced here from the first panel on, with the lookahead's own update on
 // either stream. Widths that divide n and that do not, both triangles and layouts (a

@@ -94,4 +94,16 @@ inline const char* name(Algo a) {
   return "?";
 }
 
+namespace impl {
+// Process-wide knobs of a routine's internals (perf_test and the tests set them to measure or
+// force a path; the defaults are the library's): K::get() is the one instance.
+template <class K>
+struct Knobs {
+  static K& get() {
+    static K k;
+    return k;
+  }
+};
+}  // namespace impl
+
 }  // namespace kolesky

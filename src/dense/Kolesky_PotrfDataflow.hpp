@@ -1282,19 +1282,26 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
 // double tile updates only (2), nothing (0); the CUDA lookahead stream's priority (1: the
 // device's highest, 0: default; read when the stream is made); the lookahead's own update on
 // the lookahead stream (1) or the caller's (0); and from how many rows below its diagonal
-// block a panel is split (CUDA, cuBLAS: the dataflow kernel on the diagonal block, TRSM below).
-// Defaults measured on the H100 (docs/performance_log.md, issue 15, session 23).
-struct FlowKnobs {
+// block a panel is split (CUDA, cuBLAS: the dataflow kernel on the diagonal block, TRSM below;
+// 0: split_rows_for<T>()). Defaults measured on the H100 (docs/performance_log.md, issue 15,
+// sessions 23 and 24).
+struct FlowKnobs : Knobs<FlowKnobs> {
   int panel_teams = 0;
   int mma = 1;
   int side_priority = 1;
   int la_side = 1;
-  int split_rows = 8192;
-  static FlowKnobs& get() {
-    static FlowKnobs k;
-    return k;
-  }
+  int split_rows = 0;
 };
+
+// Float's whole-panel launches (FFMA tile updates, 1024-wide panels) gain from the split from
+// 6144 rows below (1-3 % at n = 8192-12288); double's and TF32's (tensor-core tile updates)
+// from 8192 (6144 lost 1.5 % at n = 8192 in double).
+template <class T>
+int split_rows_for() {
+  const int k = FlowKnobs::get().split_rows;
+  if (k > 0) return k;
+  return sizeof(T) == 4 && !fast_float_flag() ? 6144 : 8192;
+}
 
 // Teams of the persistent grid: enough to fill the device (one per SM on CUDA: a team takes
 // up to 255 registers per thread; one per host thread), never more than there are tasks (nor

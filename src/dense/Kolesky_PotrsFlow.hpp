@@ -38,12 +38,8 @@ constexpr int kPotrsFlowMaxRhs = 16;
 
 // Measurement knob (perf_test): 0 sends CUDA's potrs to the blocked TRSM at every nrhs, 2 to
 // this solve wherever it applies (nrhs <= kPotrsFlowMaxRhs), 1 (default) picks.
-struct PotrsKnobs {
+struct PotrsKnobs : Knobs<PotrsKnobs> {
   int flow = 1;
-  static PotrsKnobs& get() {
-    static PotrsKnobs k;
-    return k;
-  }
 };
 
 // Where the one-launch solve wins (H100, round 37, double, n = 128-1000 x nrhs = 1-16): at

@@ -25,12 +25,8 @@ namespace impl {
 constexpr int kResidualMaxRhs = 8;
 
 // Measurement knob (perf_test --residual=): 0 sends the residual to cuBLAS, 1 (default) here.
-struct ResidualKnobs {
+struct ResidualKnobs : Knobs<ResidualKnobs> {
   int fused = 1;
-  static ResidualKnobs& get() {
-    static ResidualKnobs k;
-    return k;
-  }
 };
 
 #ifdef KOKKOS_ENABLE_CUDA

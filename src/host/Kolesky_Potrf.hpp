@@ -132,15 +132,11 @@ constexpr bool cuda_split_wins(const int n) {
 // Measurement knobs (perf_test --staged-split-min=N / --staged-split-max=N, tests): the split
 // kernel from order N up, and up to N (0: where it wins); a split_min past the largest order
 // gives session 11's dispatch (a warp to 48, one block per matrix at 65-112 / 65-128).
-struct StagedKnobs {
+struct StagedKnobs : Knobs<StagedKnobs> {
   int split_min = kCudaSplitMin;
   int split_max = 0;
   long long* split_trace = nullptr;  // device buffer for the split kernel's clock64 trace
   int split_mma = 1;  // 1 the split kernel's dot products on the tensor cores, 0 by FFMA
-  static StagedKnobs& get() {
-    static StagedKnobs k;
-    return k;
-  }
   // Whether the split kernel takes the tensor-core dot products (float widened to double):
   // at every order since the 256-row block's fragments are paired into m16n8k4. With m8n8k4
   // double was 2-9 % slower at n = 129-160 (a panel is the factor warp's chain, and the other
