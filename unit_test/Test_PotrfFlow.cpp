@@ -189,6 +189,19 @@ TEST(PotrfFlowKnobs, SplitRowsByScalar) {
     const impl::FastFloatScope tf32(true);  // posv_mixed's TF32 factor: like double
     EXPECT_EQ(impl::split_rows_for<float>(), 8192);
   }
+  // The first panel (no update beside it) only when the second splits too.
+  EXPECT_FALSE(impl::split_here<float>(7500, 0, 1024, 1024, false));  // 5452 below the second
+  EXPECT_TRUE(impl::split_here<float>(8192, 0, 1024, 1024, false));
+  EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, true));
+  EXPECT_FALSE(impl::split_here<float>(8192, 2048, 1024, 1024, true));  // 5120 rows below
+  EXPECT_FALSE(impl::split_here<double>(9000, 0, 768, 768, false));
+  EXPECT_TRUE(impl::split_here<double>(10000, 0, 768, 768, false));
+  const int first = k.split_first;
+  k.split_first = 1;
+  EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, false));
+  k.split_first = 0;
+  EXPECT_FALSE(impl::split_here<float>(8192, 0, 1024, 1024, false));
+  k.split_first = first;
   k.split_rows = 5;
   EXPECT_EQ(impl::split_rows_for<double>(), 5);
   EXPECT_EQ(impl::split_rows_for<float>(), 5);
@@ -209,6 +222,7 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
     ~Restore() { impl::FlowKnobs::get() = saved; }
   } restore;
   k.split_rows = 1;
+  k.split_first = 1;  // from the first panel whatever follows it
   for (const int la : {1, 0}) {
     k.la_side = la;
     for (const int n : {65, 300, kHost ? 0 : 1000})

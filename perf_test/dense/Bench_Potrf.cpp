@@ -932,6 +932,8 @@ int main(int argc, char** argv) {
       kolesky::impl::FlowKnobs::get().side_priority = std::atoi(argv[i] + 16);
     else if (std::strncmp(argv[i], "--la-side=", 10) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().la_side = std::atoi(argv[i] + 10);
+    else if (std::strncmp(argv[i], "--split-first=", 14) == 0)  // measurement knob
+      kolesky::impl::FlowKnobs::get().split_first = std::atoi(argv[i] + 14);
     else if (std::strncmp(argv[i], "--split-rows=", 13) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().split_rows = std::atoi(argv[i] + 13);
     else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob

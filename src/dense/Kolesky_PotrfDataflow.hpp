@@ -1291,6 +1291,7 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int side_priority = 1;
   int la_side = 1;
   int split_rows = 0;
+  int split_first = 2;  // the first panel: 0 never, 1 as the others, 2 when the second splits
 };
 
 // Float's whole-panel launches (FFMA tile updates, 1024-wide panels) gain from the split from
@@ -1301,6 +1302,17 @@ int split_rows_for() {
   const int k = FlowKnobs::get().split_rows;
   if (k > 0) return k;
   return sizeof(T) == 4 && !fast_float_flag() ? 6144 : 8192;
+}
+
+// Whether panel [k0, k0 + kb) of an order-n matrix with panels of nb columns is split. A panel
+// with no trailing update beside it (the first) gains from the split only when the panel after
+// it splits too: alone it lost 3 % at float n = 7500, while at 10240-16384 splitting the first
+// panel as well gains 1-2 % (H100, issue 15 session 24).
+template <class T>
+bool split_here(const int n, const int k0, const int kb, const int nb, const bool beside_update) {
+  const int rows = split_rows_for<T>(), first = FlowKnobs::get().split_first;
+  if (n - k0 - kb < rows) return false;
+  return beside_update || first == 1 || (first == 2 && n - k0 - kb - nb >= rows);
 }
 
 // Teams of the persistent grid: enough to fill the device (one per SM on CUDA: a team takes

@@ -294,7 +294,7 @@ void factor_panel(const Exec& exec, const BlockedConfig& cfg, const int n, const
   if (cfg.flow_panels && cfg.flow_work != nullptr && k0 % kFlowTile == 0) {
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-      if (n - k0 - kb >= split_rows_for<T>() && col_major(a, n, n).ok &&
+      if (split_here<T>(n, k0, kb, cfg.nb, beside_update) && col_major(a, n, n).ok &&
           use_vendor<Exec>(cfg.blas))
         return split_panel(exec, cfg, n, k0, kb, a, info.data(),
                            beside_update ? FlowKnobs::get().panel_teams : 0);
