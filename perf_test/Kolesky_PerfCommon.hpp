@@ -56,6 +56,54 @@ void paired(benchmark::State& state, Restore restore, Ours ours, Theirs theirs) 
   state.counters["ratio"] = median(r);
 }
 
+// The same on a host build, Kolesky three ways in every iteration (the order rotated): as a
+// user gets it (the mid-size factorizations choose between the pool and the calling thread,
+// impl::HostTeamChooser), forced to the calling thread, forced to the pool; and the baseline.
+// Manual time = the learned choice's; counters: kolesky_ms, thread_ms, pool_ms, baseline_ms
+// (medians); ratio, ratio_thread, ratio_pool = medians of baseline time / each; auto_over_best
+// = the median of the choice's time over the faster forced way's in the same iteration.
+template <class Restore, class Ours, class Theirs>
+void paired_ways(benchmark::State& state, Restore restore, Ours ours, Theirs theirs) {
+  auto& force = kolesky::impl::HostTeamKnobs::get().force;
+  const int saved = force;
+  std::vector<double> t[4], r[3], best;
+  int rot = 0;
+  for (auto _ : state) {
+    double it[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; ++k) {
+      const int way = (k + rot) % 4;  // 0 learned, 1 calling thread, 2 pool, 3 baseline
+      restore(way < 3);
+      force = way == 0 ? -1 : way == 1 ? 0 : 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (way < 3)
+        ours();
+      else
+        theirs();
+      it[way] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    force = saved;
+    rot = (rot + 1) % 4;
+    state.SetIterationTime(it[0]);
+    for (int w = 0; w < 4; ++w) t[w].push_back(it[w]);
+    for (int w = 0; w < 3; ++w) r[w].push_back(it[3] / it[w]);
+    best.push_back(it[0] / std::min(it[1], it[2]));
+  }
+  force = saved;
+  const auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["kolesky_ms"] = 1e3 * median(t[0]);
+  state.counters["thread_ms"] = 1e3 * median(t[1]);
+  state.counters["pool_ms"] = 1e3 * median(t[2]);
+  state.counters["baseline_ms"] = 1e3 * median(t[3]);
+  state.counters["ratio"] = median(r[0]);
+  state.counters["ratio_thread"] = median(r[1]);
+  state.counters["ratio_pool"] = median(r[2]);
+  state.counters["auto_over_best"] = median(best);
+}
+
 // KOLESKY_PERF_BREAK=1 simulates a wrong kernel: the result's (0, 0) entry is changed after
 // timing, before the check, so that the sweep's failure path stays tested (ctest sweep_broken).
 template <class View>

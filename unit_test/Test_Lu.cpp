@@ -162,6 +162,130 @@ TYPED_TEST(Lu, HostCallsInsideAUserParallelRegion) {
 #endif
 }
 
+// The choice between the pool and the calling thread for mid-size host factorizations: the
+// record's decisions on given times (warm-up, the faster way, the other way tried at the
+// stated periods, a change of state followed).
+TEST(HostTeam, StatsChooseAndKeepTrying) {
+  impl::HostTeamStats s;
+  const int n = 300;
+  const double n3 = double(n) * n * n;
+  // Warm-up: the pool twice, then the calling thread twice; the better of each pair counts.
+  EXPECT_EQ(s.next(), 1);
+  s.add(1, 9e-3, n);  // a cold first call
+  EXPECT_EQ(s.next(), 1);
+  s.add(1, 1e-3, n);
+  EXPECT_EQ(s.next(), 0);
+  s.add(0, 2e-3, n);
+  EXPECT_EQ(s.next(), 0);
+  s.add(0, 2.1e-3, n);
+  EXPECT_NEAR(std::exp(s.mean[1]) * n3, 1e-3, 1e-9);
+  EXPECT_NEAR(std::exp(s.mean[0]) * n3, 2e-3, 1e-9);
+  // The pool is twice as fast: taken, and the calling thread tried every 64th call.
+  int other = 0;
+  for (int c = 0; c < 128; ++c) {
+    const int w = s.next();
+    other += w == 0;
+    s.add(w, w == 1 ? 1e-3 : 2e-3, n);
+  }
+  EXPECT_EQ(other, 2);
+  // The state changes: the pool now takes 4e-3. Within a few calls the calling thread wins,
+  // and from then on the pool is tried only now and then.
+  int switched = -1;
+  for (int c = 0; c < 64 && switched < 0; ++c) {
+    const int w = s.next();
+    s.add(w, w == 1 ? 4e-3 : 2e-3, n);
+    if (s.mean[0] < s.mean[1]) switched = c;
+  }
+  ASSERT_GE(switched, 0);
+  EXPECT_LE(switched, 8);
+  other = 0;
+  for (int c = 0; c < 128; ++c) {
+    const int w = s.next();
+    other += w == 1;
+    s.add(w, w == 1 ? 4e-3 : 2e-3, n);
+  }
+  EXPECT_GE(other, 2);  // every 16th call while the running means are close, then every 64th
+  EXPECT_LE(other, 4);
+  // Within 25 % of each other: the other way every 16th call.
+  impl::HostTeamStats q;
+  for (int c = 0; c < 4; ++c) {
+    const int w = q.next();
+    q.add(w, w == 1 ? 2.2e-3 : 2e-3, n);
+  }
+  other = 0;
+  for (int c = 0; c < 128; ++c) {
+    const int w = q.next();
+    other += w == 1;
+    q.add(w, w == 1 ? 2.2e-3 : 2e-3, n);
+  }
+  EXPECT_EQ(other, 8);
+}
+
+// Mid-size host potrf and getrf: the pool, the calling thread and the learned choice give the
+// same factor bit for bit (so the choice shows only in the time), a failing call gives its
+// info either way and is not timed, and the learned choice has tried both ways.
+TYPED_TEST(Lu, HostTeamWaysAgree) {
+  using T = TypeParam;
+  if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    GTEST_SKIP() << "host execution spaces only";
+  } else {
+    auto& knob = impl::HostTeamKnobs::get();
+    struct Restore {
+      int saved = impl::HostTeamKnobs::get().force;
+      ~Restore() { impl::HostTeamKnobs::get().force = saved; }
+    } restore;
+    auto& chooser = impl::HostTeamChooser::get();
+    chooser.reset();
+    const bool pool = impl::host_team(ExecSpace()) > 1;
+    for (const int n : {200, 300, 500}) {  // above the sleeping pool's calling-thread sizes
+      SCOPED_TRACE("n = " + std::to_string(n));
+      const Dense g = general<T>(n, 700u + n), s = random_spd<T>(n, 701u + n);
+      Dense lu[3], lp[3], ch[3];
+      for (const int force : {0, 1, -1}) {
+        knob.force = force;
+        for (int rep = 0; rep < (force < 0 ? 6 : 1); ++rep) {
+          auto a = to_device<T, Kokkos::LayoutLeft>(g);
+          auto c = to_device<T, Kokkos::LayoutLeft>(s, Uplo::Lower, 0.0);
+          PivView piv("piv", n);
+          ASSERT_EQ(getrf(ExecSpace(), a, piv), 0);
+          ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, c), 0);
+          lu[force + 1] = to_host(a), lp[force + 1] = to_host(piv), ch[force + 1] = to_host(c);
+          if (rep > 0) {
+            EXPECT_EQ(lu[force + 1].v, lu[0].v) << "rep " << rep;
+            EXPECT_EQ(ch[force + 1].v, ch[0].v) << "rep " << rep;
+          }
+        }
+      }
+      EXPECT_EQ(lu[0].v, lu[2].v);
+      EXPECT_EQ(lu[1].v, lu[2].v);
+      EXPECT_EQ(lp[0].v, lp[2].v);
+      EXPECT_EQ(lp[1].v, lp[2].v);
+      EXPECT_EQ(ch[0].v, ch[2].v);
+      EXPECT_EQ(ch[1].v, ch[2].v);
+      EXPECT_LT(lu_ratio<T>(permuted(g, lp[2]), lu[2], false), 30.0);
+      // Six learned calls: the pool twice, the calling thread twice, then the faster.
+      for (const auto r : {impl::HostRoutine::Getrf, impl::HostRoutine::Potrf}) {
+        const impl::HostTeamStats st = chooser.stats(r, int(sizeof(T)), n);
+        EXPECT_GE(st.count[0], pool ? 2 : 0);
+        EXPECT_GE(st.count[1], pool ? 2 : 0);
+        EXPECT_EQ(st.count[0] + st.count[1], pool ? 6 : 0);
+      }
+      // A failing matrix: its exact info on each way; not recorded.
+      Dense bad = s;
+      bad(n / 2, n / 2) = -1;
+      const impl::HostTeamStats before = chooser.stats(impl::HostRoutine::Potrf, int(sizeof(T)), n);
+      for (const int force : {0, 1, -1, -1}) {
+        knob.force = force;
+        auto c = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, 0.0);
+        EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, c), n / 2 + 1) << "force " << force;
+      }
+      const impl::HostTeamStats after = chooser.stats(impl::HostRoutine::Potrf, int(sizeof(T)), n);
+      EXPECT_EQ(after.count[0], before.count[0]);
+      EXPECT_EQ(after.count[1], before.count[1]);
+    }
+  }
+}
+
 TYPED_TEST(Lu, GetrfHandWorkedNeedsPivot) {
   using T = TypeParam;
   Dense a(2, 2);

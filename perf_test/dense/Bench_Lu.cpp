@@ -281,7 +281,7 @@ void dense(benchmark::State& state, Method m, int nb = 0, int panel = 0) {
 // Kolesky's default getrf and LAPACK's, alternating on the same matrix (host builds): the
 // ratio a noisy 2-core machine reproduces (kolesky::perf::paired).
 template <class T>
-void paired_getrf(benchmark::State& state) {
+void paired_getrf(benchmark::State& state, const bool ways) {
   const int n = int(state.range(0));
   const auto a0 = make_general<T>(n, false);
   Matrix<T> f("F", n, n);
@@ -291,17 +291,19 @@ void paired_getrf(benchmark::State& state) {
   std::vector<int> hp(std::size_t(n > 0 ? n : 1));
   Kokkos::deep_copy(f, a0);
   int info = kolesky::getrf(Exec(), f, ipiv), linfo = 0;  // untimed first call
-  kolesky::perf::paired(
-      state,
-      [&](bool ours) {
-        if (ours)
-          Kokkos::deep_copy(f, a0);
-        else
-          std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
-        Exec().fence();
-      },
-      [&] { info = kolesky::getrf(Exec(), f, ipiv); },
-      [&] { linfo = kolesky::baselines::lapack_getrf(n, h.data(), n, hp.data()); });
+  const auto restore = [&](bool ours) {
+    if (ours)
+      Kokkos::deep_copy(f, a0);
+    else
+      std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
+    Exec().fence();
+  };
+  const auto mine = [&] { info = kolesky::getrf(Exec(), f, ipiv); };
+  const auto theirs = [&] { linfo = kolesky::baselines::lapack_getrf(n, h.data(), n, hp.data()); };
+  if (ways)
+    kolesky::perf::paired_ways(state, restore, mine, theirs);
+  else
+    kolesky::perf::paired(state, restore, mine, theirs);
   kolesky::perf::break_if_asked(f);
   if (linfo != 0) state.SkipWithError(("LAPACK info = " + std::to_string(linfo)).c_str());
   if (check_solve(state, info, a0, f, ipiv, false)) set_counters(state, n, sizeof(T));
@@ -383,10 +385,17 @@ void register_all(const std::string& tname, const std::vector<int>& sizes,
   }
 #ifdef KOLESKY_HAVE_LAPACK
   if (kHost) {
-    auto* b = benchmark::RegisterBenchmark(("paired_vs_lapack_getrf<" + tname + ">").c_str(),
-                                           [](benchmark::State& s) { paired_getrf<T>(s); });
-    for (int n : sizes) b->Arg(n);
-    b->UseManualTime()->Unit(benchmark::kMillisecond);
+    for (const bool ways : {false, true}) {
+      const std::string name = ways ? "paired_ways_vs_lapack_getrf<" : "paired_vs_lapack_getrf<";
+      auto* b = benchmark::RegisterBenchmark(
+          (name + tname + ">").c_str(),
+          [ways](benchmark::State& s) { paired_getrf<T>(s, ways); });
+      int args = 0;
+      for (int n : sizes)  // the ways differ only where the pool's one region runs
+        if (!ways || n <= kolesky::impl::kHostLuThreads) b->Arg(n), ++args;
+      if (args == 0) b->Arg(0);
+      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
   }
 #endif
   if (mm_dir.empty()) return;
@@ -432,6 +441,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0)
       sizes = argv[i] + 4;
+    else if (std::strncmp(argv[i], "--host-team=", 12) == 0)  // measurement knob
+      kolesky::impl::HostTeamKnobs::get().force = std::atoi(argv[i] + 12);
     else if (std::strcmp(argv[i], "--quick") == 0)
       sizes = "64,200";
     else if (std::strncmp(argv[i], "--mm=", 5) == 0)

@@ -457,7 +457,7 @@ void lapack_potrf(benchmark::State& state) {
 // Kolesky's default potrf and LAPACK's, alternating on the same matrix (host builds): the
 // ratio a noisy 2-core machine reproduces (kolesky::perf::paired).
 template <class T>
-void paired_potrf(benchmark::State& state) {
+void paired_potrf(benchmark::State& state, const bool ways) {
   const int n = int(state.range(0));
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
@@ -466,17 +466,21 @@ void paired_potrf(benchmark::State& state) {
   int info = 0, linfo = 0;
   Kokkos::deep_copy(a, a0);
   info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);  // untimed first call
-  kolesky::perf::paired(
-      state,
-      [&](bool ours) {
-        if (ours)
-          Kokkos::deep_copy(a, a0);
-        else
-          std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
-        Exec().fence();
-      },
-      [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a); },
-      [&] { linfo = kolesky::baselines::lapack_potrf(kolesky::Uplo::Lower, n, h.data(), n); });
+  const auto restore = [&](bool ours) {
+    if (ours)
+      Kokkos::deep_copy(a, a0);
+    else
+      std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
+    Exec().fence();
+  };
+  const auto mine = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a); };
+  const auto theirs = [&] {
+    linfo = kolesky::baselines::lapack_potrf(kolesky::Uplo::Lower, n, h.data(), n);
+  };
+  if (ways)
+    kolesky::perf::paired_ways(state, restore, mine, theirs);
+  else
+    kolesky::perf::paired(state, restore, mine, theirs);
   kolesky::perf::break_if_asked(a);
   if (linfo != 0) state.SkipWithError(("LAPACK info = " + std::to_string(linfo)).c_str());
   if (check(state, info, a0, a)) set_counters(state, n, sizeof(T));
@@ -864,7 +868,17 @@ void register_all(const std::string& tname, const std::vector<int>& sizes, bool 
 #ifdef KOLESKY_HAVE_LAPACK
   if (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible) {
     reg("lapack_potrf", [](benchmark::State& s) { lapack_potrf<T>(s); });
-    reg("paired_vs_lapack_potrf", [](benchmark::State& s) { paired_potrf<T>(s); });
+    reg("paired_vs_lapack_potrf", [](benchmark::State& s) { paired_potrf<T>(s, false); });
+    // The ways differ only where the pool's one region runs.
+    std::vector<int> mid;
+    for (int n : sizes)
+      if (n <= kolesky::impl::kHostCholThreads) mid.push_back(n);
+    if (!mid.empty()) {
+      auto* b = benchmark::RegisterBenchmark(("paired_ways_vs_lapack_potrf<" + tname + ">").c_str(),
+                                             [](benchmark::State& s) { paired_potrf<T>(s, true); });
+      for (int n : mid) b->Arg(n);
+      b->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
   }
 #endif
 #ifdef KOLESKY_HAVE_CUSOLVER
@@ -932,6 +946,8 @@ int main(int argc, char** argv) {
       kolesky::impl::FlowKnobs::get().side_priority = std::atoi(argv[i] + 16);
     else if (std::strncmp(argv[i], "--la-side=", 10) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().la_side = std::atoi(argv[i] + 10);
+    else if (std::strncmp(argv[i], "--host-team=", 12) == 0)  // measurement knob
+      kolesky::impl::HostTeamKnobs::get().force = std::atoi(argv[i] + 12);
     else if (std::strncmp(argv[i], "--split-first=", 14) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().split_first = std::atoi(argv[i] + 14);
     else if (std::strncmp(argv[i], "--split-rows=", 13) == 0)  // measurement knob

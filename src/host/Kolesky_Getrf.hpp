@@ -370,8 +370,10 @@ int getrf(const ExecSpace& exec, const AView& a, const PView& ipiv, const LuOpti
       }
       if (opt.block_size <= 0 && opt.panel_size == 0 && n <= impl::kHostLuThreads) {
         const int whole = impl::host_pool_sleeps() ? impl::kHostLuWholeSleeping : impl::kHostLuWhole;
-        const int team = n <= whole ? 1 : impl::host_team(exec);
-        info(0) = impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
+        const int pool = n <= whole ? 1 : impl::host_team(exec);
+        info(0) = impl::host_team_run<T>(impl::HostRoutine::Getrf, n, pool, [&](const int team) {
+          return impl::host_getrf_threads<ExecSpace, 8>(exec, n, m.p, m.cs, piv, team);
+        });
         blocked = false;
       }
     }

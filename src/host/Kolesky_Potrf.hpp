@@ -252,7 +252,9 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
         exec.concurrency() > 1) {
       exec.fence();
       if (info(0) == 0)
-        info(0) = host_potrf_threads<Exec, 8>(exec, n, a.p, a.cs, host_team(exec));
+        info(0) = host_team_run<T>(HostRoutine::Potrf, n, host_team(exec), [&](const int team) {
+          return host_potrf_threads<Exec, 8>(exec, n, a.p, a.cs, team);
+        });
       return;
     }
   }
