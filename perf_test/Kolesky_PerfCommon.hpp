@@ -22,6 +22,12 @@ inline std::vector<int> parse_ints(const std::string& s) {
   return v;
 }
 
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // Kolesky and a baseline timed alternately in every iteration (the order swapped each time),
 // so that a noisy machine's drift hits both alike: manual time = Kolesky's; counters
 // kolesky_ms and baseline_ms (medians) and ratio = the median over iterations of baseline
@@ -46,14 +52,9 @@ void paired(benchmark::State& state, Restore restore, Ours ours, Theirs theirs) 
     state.SetIterationTime(t[0]);
     to.push_back(t[0]), tt.push_back(t[1]), r.push_back(t[1] / t[0]);
   }
-  const auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  state.counters["kolesky_ms"] = 1e3 * median(to);
-  state.counters["baseline_ms"] = 1e3 * median(tt);
-  state.counters["ratio"] = median(r);
+  state.counters["kolesky_ms"] = 1e3 * median_of(to);
+  state.counters["baseline_ms"] = 1e3 * median_of(tt);
+  state.counters["ratio"] = median_of(r);
 }
 
 // The same on a host build, Kolesky three ways in every iteration (the order rotated): as a
@@ -89,19 +90,14 @@ void paired_ways(benchmark::State& state, Restore restore, Ours ours, Theirs the
     best.push_back(it[0] / std::min(it[1], it[2]));
   }
   force = saved;
-  const auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  state.counters["kolesky_ms"] = 1e3 * median(t[0]);
-  state.counters["thread_ms"] = 1e3 * median(t[1]);
-  state.counters["pool_ms"] = 1e3 * median(t[2]);
-  state.counters["baseline_ms"] = 1e3 * median(t[3]);
-  state.counters["ratio"] = median(r[0]);
-  state.counters["ratio_thread"] = median(r[1]);
-  state.counters["ratio_pool"] = median(r[2]);
-  state.counters["auto_over_best"] = median(best);
+  state.counters["kolesky_ms"] = 1e3 * median_of(t[0]);
+  state.counters["thread_ms"] = 1e3 * median_of(t[1]);
+  state.counters["pool_ms"] = 1e3 * median_of(t[2]);
+  state.counters["baseline_ms"] = 1e3 * median_of(t[3]);
+  state.counters["ratio"] = median_of(r[0]);
+  state.counters["ratio_thread"] = median_of(r[1]);
+  state.counters["ratio_pool"] = median_of(r[2]);
+  state.counters["auto_over_best"] = median_of(best);
 }
 
 // KOLESKY_PERF_BREAK=1 simulates a wrong kernel: the result's (0, 0) entry is changed after
