@@ -183,19 +183,21 @@ TEST(PotrfFlowKnobs, SplitRowsByScalar) {
   auto& k = impl::FlowKnobs::get();
   const int saved = k.split_rows;
   k.split_rows = 0;
-  EXPECT_EQ(impl::split_rows_for<double>(), 8192);
+  EXPECT_EQ(impl::split_rows_for<double>(), 6144);
   EXPECT_EQ(impl::split_rows_for<float>(), 6144);
   {
-    const impl::FastFloatScope tf32(true);  // posv_mixed's TF32 factor: like double
+    const impl::FastFloatScope tf32(true);  // posv_mixed's TF32 factor
     EXPECT_EQ(impl::split_rows_for<float>(), 8192);
+    EXPECT_EQ(impl::split_rows_for<double>(), 6144);
   }
+  EXPECT_EQ(k.below_cols % impl::kFlowTile, 0);  // whole tile columns per block
   // The first panel (no update beside it) only when the second splits too.
   EXPECT_FALSE(impl::split_here<float>(7500, 0, 1024, 1024, false));  // 5452 below the second
   EXPECT_TRUE(impl::split_here<float>(8192, 0, 1024, 1024, false));
   EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, true));
   EXPECT_FALSE(impl::split_here<float>(8192, 2048, 1024, 1024, true));  // 5120 rows below
-  EXPECT_FALSE(impl::split_here<double>(9000, 0, 768, 768, false));
-  EXPECT_TRUE(impl::split_here<double>(10000, 0, 768, 768, false));
+  EXPECT_FALSE(impl::split_here<double>(7000, 0, 768, 768, false));  // 5464 below the second
+  EXPECT_TRUE(impl::split_here<double>(7800, 0, 768, 768, false));
   const int first = k.split_first;
   k.split_first = 1;
   EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, false));
@@ -208,12 +210,27 @@ TEST(PotrfFlowKnobs, SplitRowsByScalar) {
   k.split_rows = saved;
 }
 
-// Large-n panels (CUDA): the dataflow kernel on the diagonal block and cuBLAS's TRSM on the rows
-// below (split_panel), forced here from the first panel on, with the lookahead's own update on
-// either stream. Widths that divide n and that do not, both triangles and layouts (a
+// Large-n panels (CUDA): the dataflow kernel on the diagonal block and cuBLAS on the rows
+// below (split_panel: column blocks on a third stream as the chain finishes them, or one TRSM
+// after it), forced here from the first panel on, with the lookahead's own update on either
+// stream. Widths that divide n and that do not, both triangles and layouts (a
 // transposed triangle goes through TRSM from the left), a failing minor in the first, a middle
 // and the last panel (exact info; the leading minor's factor is there, as LAPACK leaves it),
 // NaN, a plan. Elsewhere the knobs change nothing and the host runs the small sizes.
+// No tile column's flag outlives a call (failing or not): a stale one would let the next
+// call's rows below start before their columns are factored.
+template <class E>
+void expect_no_column_flags(const E& e) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<E, Kokkos::Cuda>::value) {
+    const auto& cols = impl::cuda_flow_work(e).cols;
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cols);
+    for (std::size_t j = 0; j < h.extent(0); ++j) EXPECT_EQ(h(j), 0u) << "tile column " << j;
+  }
+#endif
+  (void)e;
+}
+
 TYPED_TEST(PotrfFlow, SplitPanels) {
   using T = TypeParam;
   auto& k = impl::FlowKnobs::get();
@@ -223,43 +240,52 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
   } restore;
   k.split_rows = 1;
   k.split_first = 1;  // from the first panel whatever follows it
-  for (const int la : {1, 0}) {
-    k.la_side = la;
-    for (const int n : {65, 300, kHost ? 0 : 1000})
-      for (const int nb : {64, 192, 256}) {
-        if (n == 0 || (la == 0 && nb != 192)) continue;
-        const PotrfOptions o = flow_opts(Algo::Blocked, nb);
-        const Dense a = random_spd<T>(n, 500u + n + nb);
-        for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
-          SCOPED_TRACE(describe(o, n, u) + " la_side=" + std::to_string(la));
-          factor_both_layouts<T>(a, u, o);
-        }
-        if (la == 0) continue;
-        const Dense good = dominant_spd<T>(n, 7u + n);
-        for (const int f : {1, nb + 5, n / 2, n - 2})
-          for (const int kind : {0, 1}) {  // -1 pivot, NaN pivot
-            if (f >= n) continue;
-            Dense bad = good;
-            bad(f, f) = kind == 0 ? -1 : std::numeric_limits<double>::quiet_NaN();
-            SCOPED_TRACE(describe(o, n, Uplo::Lower) + " fail at " + std::to_string(f) +
-                         " kind=" + std::to_string(kind));
-            auto d = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
-            ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), f + 1);
-            if (kind == 0 && f >= 2) {
-              const Dense h = to_host(d);
-              Dense lead(f, f), fl(f, f);
-              for (int j = 0; j < f; ++j)
-                for (int i = j; i < f; ++i) lead(i, j) = lead(j, i) = bad(i, j), fl(i, j) = h(i, j);
-              EXPECT_LT(potrf_ratio<T>(lead, fl), 30.0);
-            }
+  // The rows below: in column blocks beside the chain (128: blocks of 128 and 64 for nb = 192,
+  // two for 256; 64: three for 192) or one solve after it (0; nb = 64 always: no block is
+  // narrower than the panel).
+  for (const int bc : {128, 64, 0})
+    for (const int la : {1, 0}) {
+      k.la_side = la;
+      k.below_cols = bc;
+      for (const int n : {65, 300, kHost ? 0 : 1000})
+        for (const int nb : {64, 192, 256}) {
+          if (n == 0 || (la == 0 && nb != 192) || (bc != 128 && (la == 0 || nb != 192))) continue;
+          const PotrfOptions o = flow_opts(Algo::Blocked, nb);
+          const Dense a = random_spd<T>(n, 500u + n + nb);
+          for (const Uplo u : {Uplo::Lower, Uplo::Upper}) {
+            SCOPED_TRACE(describe(o, n, u) + " la_side=" + std::to_string(la) +
+                         " below_cols=" + std::to_string(bc));
+            factor_both_layouts<T>(a, u, o);
           }
-        auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
-        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);  // the stream is clean after them
-        check_factor<T>(good, to_host(g), Uplo::Lower);
-      }
-  }
+          if (la == 0) continue;
+          const Dense good = dominant_spd<T>(n, 7u + n);
+          for (const int f : {1, nb + 5, n / 2, n - 2})
+            for (const int kind : {0, 1}) {  // -1 pivot, NaN pivot
+              if (f >= n) continue;
+              Dense bad = good;
+              bad(f, f) = kind == 0 ? -1 : std::numeric_limits<double>::quiet_NaN();
+              SCOPED_TRACE(describe(o, n, Uplo::Lower) + " fail at " + std::to_string(f) +
+                           " kind=" + std::to_string(kind) + " below_cols=" + std::to_string(bc));
+              auto d = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+              ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), f + 1);
+              if (kind == 0 && f >= 2) {
+                const Dense h = to_host(d);
+                Dense lead(f, f), fl(f, f);
+                for (int j = 0; j < f; ++j)
+                  for (int i = j; i < f; ++i)
+                    lead(i, j) = lead(j, i) = bad(i, j), fl(i, j) = h(i, j);
+                EXPECT_LT(potrf_ratio<T>(lead, fl), 30.0);
+              }
+            }
+          auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+          ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);  // the stream is clean after them
+          check_factor<T>(good, to_host(g), Uplo::Lower);
+          expect_no_column_flags(ExecSpace());
+        }
+    }
   // A plan (on CUDA a recorded graph from the second call) through the same panels.
   k.la_side = 1;
+  k.below_cols = 128;
   const int n = kHost ? 300 : 1000;
   const Dense a = random_spd<T>(n, 31u);
   PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, flow_opts(Algo::Blocked, 256));

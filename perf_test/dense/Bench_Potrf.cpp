@@ -950,6 +950,8 @@ int main(int argc, char** argv) {
       kolesky::impl::HostTeamKnobs::get().force = std::atoi(argv[i] + 12);
     else if (std::strncmp(argv[i], "--split-first=", 14) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().split_first = std::atoi(argv[i] + 14);
+    else if (std::strncmp(argv[i], "--below-cols=", 13) == 0)  // measurement knob
+      kolesky::impl::FlowKnobs::get().below_cols = std::atoi(argv[i] + 13);
     else if (std::strncmp(argv[i], "--split-rows=", 13) == 0)  // measurement knob
       kolesky::impl::FlowKnobs::get().split_rows = std::atoi(argv[i] + 13);
     else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob

@@ -50,11 +50,15 @@ struct FlowWork {
   Kokkos::View<int*, MemSpace> ctr;
   Kokkos::View<unsigned*, MemSpace> flags;
   Kokkos::View<double*, MemSpace> part;  // float tiles use the first half of each slot
+  // Per tile column: the chain sets 1 once the column's diagonal tile is factored, when the
+  // launch asks (`FlowPotrf::cols`); a waiter on another stream resets it (flow_column_wait).
+  Kokkos::View<unsigned*, MemSpace> cols;
   int nt = 0;
   void reserve(const int tiles) {
     if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 4);
     if (tiles > nt) {  // final and partial flags
       flags = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_flags", 2 * std::size_t(tiles) * tiles);
+      cols = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_columns", tiles);
       if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>)  // the host path stages none
         part = Kokkos::View<double*, MemSpace>(
             Kokkos::view_alloc("kolesky::flow_partials", Kokkos::WithoutInitializing),
@@ -142,6 +146,7 @@ struct FlowPotrf {
   int* ctr;
   unsigned* flags;
   T* part;  // FlowWork::part
+  unsigned* cols = nullptr;  // FlowWork::cols when another stream waits on the chain's columns
   FlowTraceRec* trace;
 
   KOKKOS_FORCEINLINE_FUNCTION T& at(const int i, const int j) const { return a[i * rs + j * cs]; }
@@ -1021,6 +1026,9 @@ struct FlowPotrf {
       const long long cy1 = trace ? clock64() : 0;
       member.team_barrier();
       if (c.tid == 0) publish(flag(j, j), c.want);
+      // Tile column j is final from the launch's first row to its diagonal (the tiles left of
+      // it in tile row j were published before their partial updates reached the chain).
+      if (c.tid == 0 && good && cols) publish(cols + j, 1u);
       if (c.tid == 0 && trace) {
         FlowTraceRec& rec = trace[ntasks + (j - j0)];
         rec.t_take = t0;
@@ -1292,16 +1300,21 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int la_side = 1;
   int split_rows = 0;
   int split_first = 2;  // the first panel: 0 never, 1 as the others, 2 when the second splits
+  // A split panel's rows below: one TRSM after the diagonal block (0), or blocks of this many
+  // columns solved on a third stream as the chain finishes them (a multiple of kFlowTile;
+  // 256 against 0: 1.5 % at n = 10240 double, 1.2-1.8 % at 9000-10240 float; 128 in between).
+  int below_cols = 256;
 };
 
-// Float's whole-panel launches (FFMA tile updates, 1024-wide panels) gain from the split from
-// 6144 rows below (1-3 % at n = 8192-12288); double's and TF32's (tensor-core tile updates)
-// from 8192 (6144 lost 1.5 % at n = 8192 in double).
+// Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
+// tile updates) gained 1-3 % at n = 8192-12288 (session 24); double's, with the rows below
+// solved beside the chain (below_cols), 1.4-2 % at 10240-12288 (session 25; with one TRSM
+// after the chain, 8192 had been better). TF32's (posv_mixed) stay at 8192, not remeasured.
 template <class T>
 int split_rows_for() {
   const int k = FlowKnobs::get().split_rows;
   if (k > 0) return k;
-  return sizeof(T) == 4 && !fast_float_flag() ? 6144 : 8192;
+  return sizeof(T) == 4 && fast_float_flag() ? 8192 : 6144;
 }
 
 // Whether panel [k0, k0 + kb) of an order-n matrix with panels of nb columns is split. A panel
@@ -1340,7 +1353,7 @@ int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
 template <class Exec, class T>
 void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, const int j0,
                 const int j1, FlowWorkOf<Exec>& work, FlowTraceRec* trace = nullptr,
-                const int max_teams = 0) {
+                const int max_teams = 0, const bool signal_columns = false) {
   if (n == 0 || j0 >= j1) return;
   const int nt = flow_tiles(n);
   work.reserve(nt);
@@ -1360,6 +1373,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.ctr = work.ctr.data();
   f.flags = work.flags.data();
   f.part = reinterpret_cast<T*>(work.part.data());
+  f.cols = signal_columns ? work.cols.data() : nullptr;
   f.trace = trace;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
@@ -1378,6 +1392,41 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
     Kokkos::parallel_for("kolesky::potrf_flow", policy, f);
   }
 }
+
+#ifdef KOKKOS_ENABLE_CUDA
+// One thread on another stream waits until the dataflow launch's chain has factored tile
+// column j (FlowWork::cols[j] == 1) or a failure is recorded, and resets the flag, so the
+// kernels queued after it on its stream read the column's final values (the chain publishes
+// after a fence; stream order carries that to them). A failing launch publishes no column at
+// or after the failure; the reset after the failure is seen clears any earlier one this
+// waiter missed, so no flag outlives the call (plans replay it).
+struct FlowColumnWait {
+  unsigned* cols;  // tile columns [first, last]: waits on the last, resets them all
+  int count;
+  const int* info;
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    volatile unsigned* const c = cols;
+    for (;;) {
+      if (c[count - 1] == 1u) break;
+      if (*(volatile const int*)info != 0) break;
+#ifdef __CUDA_ARCH__
+      __nanosleep(100);
+#endif
+    }
+    Kokkos::memory_fence();
+    for (int q = 0; q < count; ++q) c[q] = 0u;
+    Kokkos::memory_fence();
+  }
+};
+
+// Tile columns [first, last] of the running (or queued) dataflow launch that signals columns.
+inline void flow_column_wait(const Kokkos::Cuda& exec, FlowWorkOf<Kokkos::Cuda>& work,
+                             const int first, const int last, const int* info) {
+  Kokkos::parallel_for("kolesky::flow_column_wait",
+                       Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, 1),
+                       FlowColumnWait{work.cols.data() + first, last - first + 1, info});
+}
+#endif
 
 }  // namespace impl
 }  // namespace kolesky

@@ -259,29 +259,104 @@ void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strid
   recursive_potrf(exec, blas, n2, a.shifted(n1, n1), info, offset + n1);
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+// A second stream and two events for the lookahead: one for the process (get(), released at
+// finalize), or one per PotrfPlan. A third stream, at the same priority, solves a split
+// panel's rows below its diagonal block while the chain factors it (split_panel).
+struct CudaSide {
+  cudaStream_t stream{}, below_stream{};
+  cudaEvent_t to_side{}, to_main{}, to_below{}, from_below{};
+  std::unique_ptr<Kokkos::Cuda> exec, below;
+  // `lookahead`: the stream the panels run on, at the device's highest priority so that
+  // their blocks take SMs ahead of the trailing update's GEMMs as those drain.
+  explicit CudaSide(const bool lookahead = true) {
+    int least = 0, greatest = 0;
+    if (!lookahead || FlowKnobs::get().side_priority == 0 ||
+        cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
+      greatest = 0;
+    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
+    cudaStreamCreateWithPriority(&below_stream, cudaStreamNonBlocking, greatest);
+    for (cudaEvent_t* e : {&to_side, &to_main, &to_below, &from_below})
+      cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+    exec.reset(new Kokkos::Cuda(stream));
+    below.reset(new Kokkos::Cuda(below_stream));
+  }
+  ~CudaSide() {
+    exec.reset();
+    below.reset();
+    for (cudaEvent_t e : {to_side, to_main, to_below, from_below}) cudaEventDestroy(e);
+    cudaStreamDestroy(stream);
+    cudaStreamDestroy(below_stream);
+  }
+  CudaSide(const CudaSide&) = delete;
+  CudaSide& operator=(const CudaSide&) = delete;
+  static CudaSide& get() { return per_process<CudaSide>(); }
+};
+// `waiter` runs nothing more until all work queued so far on `signaller` is done.
+inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {
+  cudaEventRecord(e, signaller.cuda_stream());
+  cudaStreamWaitEvent(waiter.cuda_stream(), e, 0);
+}
+#endif
+
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
 // Panel [k0, k0 + kb) of a column-major (or transposed) matrix, split: its diagonal block by
 // the dataflow kernel (the chain, on the block's few tiles), the rows below it by cuBLAS's
 // TRSM. The dataflow kernel on the whole panel overlaps those rows with the chain but solves
 // them at a few TFLOP/s while holding every SM it has, which at large n the concurrent
 // trailing update needs.
+//
+// The rows below go either after the diagonal block (one TRSM) or, with
+// FlowKnobs::below_cols = w, on the side's third stream in blocks of w columns, each started
+// as soon as the chain has factored its last tile column (a one-thread waiter kernel ahead of
+// it): the left-looking GEMM of the block's earlier columns, then TRSM on its w x w triangle.
+// A column of B L^-T reads the factor's columns up to its own: those before a failing minor
+// stay exact either way.
 template <class T>
 void split_panel(const Kokkos::Cuda& exec, const BlockedConfig& cfg, const int n, const int k0,
                  const int kb, const Strided<T> a, int* info, const int teams) {
   const int j0 = k0 / kFlowTile, j1 = flow_tiles(k0 + kb);
+  const int m = n - k0 - kb, w = FlowKnobs::get().below_cols;
+  // The waiter spins on a kernel of another stream, so both must be able to run at once: not
+  // in a graph being recorded (its replay may order the two nodes either way, and CUDA does
+  // not promise that independent nodes run concurrently), nor on a device so small that the
+  // waiter's SM would leave the dataflow launch a single resident team. In stream order the
+  // dataflow launch is always queued first.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaStreamIsCapturing(exec.cuda_stream(), &capture);
+  const bool overlap = m > 0 && w > 0 && w % kFlowTile == 0 && w < kb &&
+                       capture == cudaStreamCaptureStatusNone &&
+                       exec.cuda_device_prop().multiProcessorCount >= 4;
+  auto& work = *static_cast<FlowWorkOf<Kokkos::Cuda>*>(cfg.flow_work);
+  CudaSide& side = cfg.side ? *static_cast<CudaSide*>(cfg.side) : CudaSide::get();
+  const Kokkos::Cuda& eb = *side.below;
+  if (overlap) stream_wait(eb, exec, side.to_below);  // the panel's columns updated
   {
     MaybeTrace<Kokkos::Cuda> tr(exec, "panel/diag", k0, kb);
-    auto& work = *static_cast<FlowWorkOf<Kokkos::Cuda>*>(cfg.flow_work);
     flow_potrf(exec, k0 + kb, a, info, j0, j1, work, tr.flow(flow_trace_records(j1, j0, j1)),
-               teams);
+               teams, overlap);
   }
-  const int m = n - k0 - kb;
   if (m == 0) return;
-  MaybeTrace<Kokkos::Cuda> tr(exec, "panel/below", k0, m);
-  // A column of B L^-T reads the factor's columns up to its own: those before a failing minor
-  // stay exact.
   const auto d = a.shifted(k0, k0);
-  trsm_r(exec, cfg.blas, m, kb, true, Strided<const T>{d.p, d.rs, d.cs}, a.shifted(k0 + kb, k0));
+  const Strided<const T> l{d.p, d.rs, d.cs};
+  const auto x = a.shifted(k0 + kb, k0);
+  if (!overlap) {
+    MaybeTrace<Kokkos::Cuda> tr(exec, "panel/below", k0, m);
+    trsm_r(exec, cfg.blas, m, kb, true, l, x);
+    return;
+  }
+  {
+    MaybeTrace<Kokkos::Cuda> tr(eb, "panel/below_overlap", k0, m);
+    for (int c0 = 0; c0 < kb; c0 += w) {
+      const int cb = std::min(w, kb - c0);
+      flow_column_wait(eb, work, (k0 + c0) / kFlowTile, flow_tiles(k0 + c0 + cb) - 1, info);
+      if (c0 > 0)
+        gemm_nt(eb, cfg.blas, m, cb, c0, Strided<const T>{x.p, x.rs, x.cs}, l.shifted(c0, 0),
+                x.shifted(0, c0), false);
+      trsm_r(eb, cfg.blas, m, cb, true, l.shifted(c0, c0), x.shifted(0, c0));
+    }
+  }
+  stream_wait(exec, eb, side.from_below);
 }
 #endif
 
@@ -336,41 +411,6 @@ void update_columns(const Exec& exec, const Blas blas, const int n, const int k0
           a.shifted(c0 + nc, c0), false, skip);
 }
 
-#ifdef KOKKOS_ENABLE_CUDA
-// A second stream and two events for the lookahead: one for the process (get(), released at
-// finalize), or one per PotrfPlan.
-struct CudaSide {
-  cudaStream_t stream{};
-  cudaEvent_t to_side{}, to_main{};
-  std::unique_ptr<Kokkos::Cuda> exec;
-  // `lookahead`: the stream the panels run on, at the device's highest priority so that
-  // their blocks take SMs ahead of the trailing update's GEMMs as those drain.
-  explicit CudaSide(const bool lookahead = true) {
-    int least = 0, greatest = 0;
-    if (!lookahead || FlowKnobs::get().side_priority == 0 ||
-        cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
-      greatest = 0;
-    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
-    cudaEventCreateWithFlags(&to_side, cudaEventDisableTiming);
-    cudaEventCreateWithFlags(&to_main, cudaEventDisableTiming);
-    exec.reset(new Kokkos::Cuda(stream));
-  }
-  ~CudaSide() {
-    exec.reset();
-    cudaEventDestroy(to_side);
-    cudaEventDestroy(to_main);
-    cudaStreamDestroy(stream);
-  }
-  CudaSide(const CudaSide&) = delete;
-  CudaSide& operator=(const CudaSide&) = delete;
-  static CudaSide& get() { return per_process<CudaSide>(); }
-};
-// `waiter` runs nothing more until all work queued so far on `signaller` is done.
-inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {
-  cudaEventRecord(e, signaller.cuda_stream());
-  cudaStreamWaitEvent(waiter.cuda_stream(), e, 0);
-}
-#endif
 
 // Right-looking over panels of nb columns. With lookahead (CUDA), panel k + 1 is updated
 // first and factored on a second stream while the rest of the trailing matrix is updated.
