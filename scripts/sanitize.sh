@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # AddressSanitizer + UndefinedBehaviorSanitizer run of the unit tests on Serial and OpenMP,
-# the Matrix Market tests and the accuracy tests (Serial):
+# the Matrix Market tests and the hostile-input tests (Serial; with KOLESKY_SANITIZE_FULL=1
+# also the accuracy sweeps):
 #
 #   scripts/sanitize.sh [extra ctest arguments]
 #
