@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,6 +99,19 @@ void paired_ways(benchmark::State& state, Restore restore, Ours ours, Theirs the
   state.counters["ratio_thread"] = median_of(r[1]);
   state.counters["ratio_pool"] = median_of(r[2]);
   state.counters["auto_over_best"] = median_of(best);
+}
+
+// The restore step of the paired benchmarks: Kolesky's matrix from its device original or the
+// baseline's host copy from its own, then a fence (outside the timed calls).
+template <class Exec, class V, class V0, class H, class H0>
+auto restore_pair(const V& mine, const V0& mine0, const H& theirs, const H0& theirs0) {
+  return [=](const bool ours) {
+    if (ours)
+      Kokkos::deep_copy(mine, mine0);
+    else
+      std::memcpy(theirs.data(), theirs0.data(), sizeof(*theirs.data()) * theirs.size());
+    Exec().fence();
+  };
 }
 
 // KOLESKY_PERF_BREAK=1 simulates a wrong kernel: the result's (0, 0) entry is changed after

@@ -291,13 +291,7 @@ void paired_getrf(benchmark::State& state, const bool ways) {
   std::vector<int> hp(std::size_t(n > 0 ? n : 1));
   Kokkos::deep_copy(f, a0);
   int info = kolesky::getrf(Exec(), f, ipiv), linfo = 0;  // untimed first call
-  const auto restore = [&](bool ours) {
-    if (ours)
-      Kokkos::deep_copy(f, a0);
-    else
-      std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
-    Exec().fence();
-  };
+  const auto restore = kolesky::perf::restore_pair<Exec>(f, a0, h, h0);
   const auto mine = [&] { info = kolesky::getrf(Exec(), f, ipiv); };
   const auto theirs = [&] { linfo = kolesky::baselines::lapack_getrf(n, h.data(), n, hp.data()); };
   if (ways)

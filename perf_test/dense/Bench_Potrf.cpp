@@ -29,6 +29,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -466,13 +467,7 @@ void paired_potrf(benchmark::State& state, const bool ways) {
   int info = 0, linfo = 0;
   Kokkos::deep_copy(a, a0);
   info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);  // untimed first call
-  const auto restore = [&](bool ours) {
-    if (ours)
-      Kokkos::deep_copy(a, a0);
-    else
-      std::memcpy(h.data(), h0.data(), sizeof(T) * h.size());
-    Exec().fence();
-  };
+  const auto restore = kolesky::perf::restore_pair<Exec>(a, a0, h, h0);
   const auto mine = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, a); };
   const auto theirs = [&] {
     linfo = kolesky::baselines::lapack_potrf(kolesky::Uplo::Lower, n, h.data(), n);
@@ -916,6 +911,23 @@ void set_split_mma(const int on) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard guard(argc, argv);
+  // Measurement knobs that set one int each: --name=N.
+  namespace ki = kolesky::impl;
+  auto& flow = ki::FlowKnobs::get();
+  const std::pair<const char*, int*> int_knobs[] = {
+      {"--panel-teams=", &flow.panel_teams},   {"--side-priority=", &flow.side_priority},
+      {"--la-side=", &flow.la_side},           {"--split-first=", &flow.split_first},
+      {"--below-cols=", &flow.below_cols},     {"--split-rows=", &flow.split_rows},
+      {"--flow-mma=", &flow.mma},              {"--host-team=", &ki::HostTeamKnobs::get().force},
+      {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()}};
+  const auto set_int_knob = [&](const char* arg) {
+    for (const auto& k : int_knobs)
+      if (std::strncmp(arg, k.first, std::strlen(k.first)) == 0) {
+        *k.second = std::atoi(arg + std::strlen(k.first));
+        return true;
+      }
+    return false;
+  };
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
   bool all_algos = false, trace = false;
@@ -940,22 +952,8 @@ int main(int argc, char** argv) {
       trace = true;
     else if (std::strncmp(argv[i], "--potrs-trace=", 14) == 0)
       potrs_trace = argv[i] + 14;
-    else if (std::strncmp(argv[i], "--panel-teams=", 14) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().panel_teams = std::atoi(argv[i] + 14);
-    else if (std::strncmp(argv[i], "--side-priority=", 16) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().side_priority = std::atoi(argv[i] + 16);
-    else if (std::strncmp(argv[i], "--la-side=", 10) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().la_side = std::atoi(argv[i] + 10);
-    else if (std::strncmp(argv[i], "--host-team=", 12) == 0)  // measurement knob
-      kolesky::impl::HostTeamKnobs::get().force = std::atoi(argv[i] + 12);
-    else if (std::strncmp(argv[i], "--split-first=", 14) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().split_first = std::atoi(argv[i] + 14);
-    else if (std::strncmp(argv[i], "--below-cols=", 13) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().below_cols = std::atoi(argv[i] + 13);
-    else if (std::strncmp(argv[i], "--split-rows=", 13) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().split_rows = std::atoi(argv[i] + 13);
-    else if (std::strncmp(argv[i], "--flow-mma=", 11) == 0)  // measurement knob
-      kolesky::impl::FlowKnobs::get().mma = std::atoi(argv[i] + 11);
+    else if (set_int_knob(argv[i]))
+      continue;
     else if (std::strncmp(argv[i], "--split-mma=", 12) == 0)  // measurement knob
       set_split_mma(std::atoi(argv[i] + 12));
     else if (std::strncmp(argv[i], "--staged-split-min=", 19) == 0)  // measurement knob
@@ -964,10 +962,6 @@ int main(int argc, char** argv) {
       set_split(-1, std::atoi(argv[i] + 19));
     else if (std::strncmp(argv[i], "--mixed-nb=", 11) == 0)  // measurement knob
       mixed_nbs() = kolesky::perf::parse_ints(argv[i] + 11);
-    else if (std::strncmp(argv[i], "--residual=", 11) == 0)  // measurement knob
-      kolesky::impl::ResidualKnobs::get().fused = std::atoi(argv[i] + 11);
-    else if (std::strncmp(argv[i], "--syrk-block=", 13) == 0)  // measurement knob
-      kolesky::impl::syrk_block() = std::atoi(argv[i] + 13);
     else
       rest.push_back(argv[i]);
   }
