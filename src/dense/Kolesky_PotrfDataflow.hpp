@@ -169,10 +169,23 @@ struct FlowPotrf {
     return *(volatile const unsigned*)p;
   }
 
-  // Spin until the flag reaches `want` or a failure is recorded; false: a failure.
-  KOKKOS_INLINE_FUNCTION bool wait(const unsigned* f, const unsigned want) const {
+  // After flags were seen published: their writers' data ordered before this thread's later
+  // loads; false when a failure is recorded.
+  KOKKOS_INLINE_FUNCTION bool acquired(const bool check = true) const {
+    Kokkos::memory_fence();
+    return !check || read_int(info) == 0;
+  }
+
+  // Spin until flags f and g reach `want` or a failure is recorded; false: a failure. Both
+  // flags are loaded before either is tested, and one fence follows: a ready pair costs two
+  // L2 round trips (the flags, then info), where waiting on each in turn cost four and two
+  // fences (~1.9 us of the chain's ~21 us step on the H100; docs/performance_log.md).
+  // (check = false: the caller knows no failure can be recorded once the flags are set.)
+  KOKKOS_INLINE_FUNCTION bool wait(const unsigned* f, const unsigned* g, const unsigned want,
+                                   const bool check = true) const {
     for (;;) {
-      if (read_flag(f) == want) break;
+      const unsigned a = read_flag(f), b = read_flag(g);
+      if (a == want && b == want) break;
       if (read_int(info) != 0) return false;
 #ifdef __CUDA_ARCH__
       __nanosleep(20);
@@ -180,8 +193,10 @@ struct FlowPotrf {
       std::this_thread::yield();
 #endif
     }
-    Kokkos::memory_fence();
-    return read_int(info) == 0;
+    return acquired(check);
+  }
+  KOKKOS_INLINE_FUNCTION bool wait(const unsigned* f, const unsigned want) const {
+    return wait(f, f, want);
   }
 
   KOKKOS_INLINE_FUNCTION void publish(unsigned* f, const unsigned v) const {
@@ -227,7 +242,7 @@ struct FlowPotrf {
       const int mi = imin(TS, n - r0), mj = imin(TS, n - c0);
       bool ok = read_int(info) == 0;
       for (int k = j0; k < j && ok; ++k) {
-        ok = wait(flag(i, k), want) && wait(flag(j, k), want);
+        ok = wait(flag(i, k), flag(j, k), want);
         if (!ok) break;
         const int kc = k * TS, kb = imin(TS, n - kc);
         for (int c = 0; c < mj; ++c)
@@ -506,10 +521,18 @@ struct FlowPotrf {
     // 0 a failure, 2 not yet published.
     const auto deps = [&](const int k, const bool poll) {
       if (c.tid == 0) {
-        if (poll && !(read_flag(flag(i, k)) == c.want && (diag || read_flag(flag(jr, k)) == c.want)))
-          c.sh[1] = 2;
-        else
-          c.sh[1] = wait(flag(i, k), c.want) && (diag || wait(flag(jr, k), c.want));
+        const unsigned* const fa = flag(i, k);
+        const unsigned* const fb = diag ? fa : flag(jr, k);
+        // Info is not read again once the flags are seen: after a failure a task may go on
+        // multiplying stale tiles, but a tile is stored only after its wait for the diagonal
+        // tile, which reads it (partials go to the workspace, which a failed chain never
+        // reads). A round trip a tile column on every task.
+        if (poll) {
+          const unsigned a = read_flag(fa), b = read_flag(fb);
+          c.sh[1] = a == c.want && b == c.want ? acquired(false) : 2;
+        } else {
+          c.sh[1] = wait(fa, fb, c.want, false);
+        }
       }
       member.team_barrier();
       return c.sh[1];
@@ -939,10 +962,13 @@ struct FlowPotrf {
       long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, store + barrier, publish
       long long sc_syrk = 0;
       if (j > j0) {
-        if (j - 1 > j0 && c.tid == 0)
-          c.sh[1] = wait(pflag(j, j - 1), c.want) && wait(pflag(j, j), c.want);
-        else if (c.tid == 0)
-          c.sh[1] = read_int(info) == 0;
+        // Only the chain writes info during a CUDA launch, and it returns on its own failure,
+        // so info need not be read again once the partials are seen (a round trip a column).
+        if (j - 1 > j0 && c.tid == 0) {
+          c.sh[1] = wait(pflag(j, j - 1), pflag(j, j), c.want, false);
+        } else if (c.tid == 0) {
+          c.sh[1] = 1;
+        }
         member.team_barrier();
         if (c.sh[1] == 0) return;
         if (trace) tw = flow_clock();
@@ -1028,7 +1054,8 @@ struct FlowPotrf {
       if (c.tid == 0) publish(flag(j, j), c.want);
       // Tile column j is final from the launch's first row to its diagonal (the tiles left of
       // it in tile row j were published before their partial updates reached the chain).
-      if (c.tid == 0 && good && cols) publish(cols + j, 1u);
+      // (The fence before flag(j, j) already ordered the column's stores before this one.)
+      if (c.tid == 0 && good && cols) *(volatile unsigned*)(cols + j) = 1u;
       if (c.tid == 0 && trace) {
         FlowTraceRec& rec = trace[ntasks + (j - j0)];
         rec.t_take = t0;
