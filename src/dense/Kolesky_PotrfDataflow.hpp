@@ -74,7 +74,8 @@ struct FlowTraceRec {
   unsigned long long t_take, t_ready, t_done;
   unsigned long long t_factor;  // chain records: the diagonal tile's factorization started
   unsigned long long t_wait;    // chain records: the partial updates it waited for arrived
-  long long sub_cycles[3];      // chain records: cycles of its solve, store + barrier, publish
+  long long sub_cycles[3];      // chain records: cycles of its solve, its stores issued, and
+                                // (0 since issue 15 session 27: off the path) its publish
   long long cycles;             // chain records: SM clock cycles of that factorization
   long long inv_cycles;         // chain records: cycles of invert_blocks after the factor
   long long syrk_cycles;        // chain records: cycles of the SYRK update before the factor
@@ -120,6 +121,9 @@ struct FlowPotrf {
   static constexpr int KB = 32;         // k-chunk of the staged update operands
   static constexpr int LD = TS + 1;     // padded row of a staged tile
   static constexpr int kThreads = 256;  // CUDA team
+  // The chain's thread that publishes its tiles off its path: in warp 7, which the first
+  // panel of factor_diag and the first part of invert_blocks leave idle.
+  static constexpr int kLateThread = kThreads - 1;
   static constexpr int XLD = 17;        // row of the chain solve's column-block buffer
   // Row of a staged k-chunk (k-major): the padding puts the four k rows a tensor-core
   // fragment load touches in different banks (4 doubles; 8 floats for the TF32 fragments).
@@ -169,6 +173,13 @@ struct FlowPotrf {
     return *(volatile const unsigned*)p;
   }
 
+  // Flags f and g both at `want`; both loaded before either is tested (one round trip).
+  KOKKOS_INLINE_FUNCTION static bool published(const unsigned* f, const unsigned* g,
+                                               const unsigned want) {
+    const unsigned a = read_flag(f), b = read_flag(g);
+    return a == want && b == want;
+  }
+
   // After flags were seen published: their writers' data ordered before this thread's later
   // loads; false when a failure is recorded.
   KOKKOS_INLINE_FUNCTION bool acquired(const bool check = true) const {
@@ -184,8 +195,7 @@ struct FlowPotrf {
   KOKKOS_INLINE_FUNCTION bool wait(const unsigned* f, const unsigned* g, const unsigned want,
                                    const bool check = true) const {
     for (;;) {
-      const unsigned a = read_flag(f), b = read_flag(g);
-      if (a == want && b == want) break;
+      if (published(f, g, want)) break;
       if (read_int(info) != 0) return false;
 #ifdef __CUDA_ARCH__
       __nanosleep(20);
@@ -527,12 +537,10 @@ struct FlowPotrf {
         // multiplying stale tiles, but a tile is stored only after its wait for the diagonal
         // tile, which reads it (partials go to the workspace, which a failed chain never
         // reads). A round trip a tile column on every task.
-        if (poll) {
-          const unsigned a = read_flag(fa), b = read_flag(fb);
-          c.sh[1] = a == c.want && b == c.want ? acquired(false) : 2;
-        } else {
+        if (poll)
+          c.sh[1] = published(fa, fb, c.want) ? acquired(false) : 2;
+        else
           c.sh[1] = wait(fa, fb, c.want, false);
-        }
       }
       member.team_barrier();
       return c.sh[1];
@@ -959,16 +967,12 @@ struct FlowPotrf {
       const unsigned long long t0 = trace ? flow_clock() : 0;
       T acc[4][4];
       unsigned long long t1 = t0, tw = t0;
-      long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, store + barrier, publish
+      long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, stores issued, (0) publish
       long long sc_syrk = 0;
       if (j > j0) {
         // Only the chain writes info during a CUDA launch, and it returns on its own failure,
         // so info need not be read again once the partials are seen (a round trip a column).
-        if (j - 1 > j0 && c.tid == 0) {
-          c.sh[1] = wait(pflag(j, j - 1), pflag(j, j), c.want, false);
-        } else if (c.tid == 0) {
-          c.sh[1] = 1;
-        }
+        if (c.tid == 0) c.sh[1] = j - 1 > j0 ? wait(pflag(j, j - 1), pflag(j, j), c.want, false) : 1;
         member.team_barrier();
         if (c.sh[1] == 0) return;
         if (trace) tw = flow_clock();
@@ -1012,15 +1016,14 @@ struct FlowPotrf {
             for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
         }
         member.team_barrier();
+        // Its stores are issued here and published by factor_diag (kLateThread, once the SYRK
+        // has run): the fence then finds them drained, where a barrier and a fence right here
+        // held the whole team (2-4 % of the time at n = 500-2048; performance_log, session 27).
         store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
-        member.team_barrier();
-        const long long q2 = trace ? clock64() : 0;
-        if (c.tid == 0) publish(flag(j, j - 1), c.want);
         if (trace) {
           t1 = flow_clock();
           sc[0] = q1 - q0;
-          sc[1] = q2 - q1;
-          sc[2] = clock64() - q2;
+          sc[1] = clock64() - q1;
         }
         const long long y0 = trace ? clock64() : 0;
         if (chain_mma_on()) {
@@ -1048,14 +1051,16 @@ struct FlowPotrf {
       const long long cy0 = trace ? clock64() : 0;
       const int c0 = j * TS, mj = imin(TS, n - c0);
       long long fc[4] = {0, 0, 0, 0};
-      const bool good = factor_diag(member, c, acc, c0, mj, fc);
+      const bool good = factor_diag(member, c, acc, c0, mj, fc, j > j0 ? flag(j, j - 1) : nullptr);
       const long long cy1 = trace ? clock64() : 0;
-      member.team_barrier();
-      if (c.tid == 0) publish(flag(j, j), c.want);
-      // Tile column j is final from the launch's first row to its diagonal (the tiles left of
-      // it in tile row j were published before their partial updates reached the chain).
-      // (The fence before flag(j, j) already ordered the column's stores before this one.)
-      if (c.tid == 0 && good && cols) *(volatile unsigned*)(cols + j) = 1u;
+      // The diagonal tile is published at once when nothing follows it in this launch, else
+      // by kLateThread beside invert_blocks' first part (as the tile below, above), after the
+      // barrier that follows rdiag (factor_diag's last barrier already ordered its scratch).
+      const bool late = good && chain_next(j);
+      if (!late) {
+        member.team_barrier();
+        if (c.tid == 0) publish_column(c, j, good);
+      }
       if (c.tid == 0 && trace) {
         FlowTraceRec& rec = trace[ntasks + (j - j0)];
         rec.t_take = t0;
@@ -1077,7 +1082,8 @@ struct FlowPotrf {
       if (!good) return;
       if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
       member.team_barrier();
-      if (chain_next(j)) {
+      if (late) {
+        if (c.tid == kLateThread) publish_column(c, j, true);
         const long long v0 = trace ? clock64() : 0;
         invert_blocks(member, c);
         if (c.tid == 0 && trace) trace[ntasks + (j - j0)].inv_cycles = clock64() - v0;
@@ -1085,14 +1091,25 @@ struct FlowPotrf {
     }
   }
 
+  // Flag of the diagonal tile (j, j); then, when the launch asks (`cols`) and the tile
+  // factored, its column's signal: tile column j is final from the launch's first row to its
+  // diagonal (the tiles left of it in tile row j were published before their partial updates
+  // reached the chain; the fence before flag(j, j) ordered the column's stores before both).
+  __device__ void publish_column(const Ctx& c, const int j, const bool good) const {
+    publish(flag(j, j), c.want);
+    if (good && cols) *(volatile unsigned*)(cols + j) = 1u;
+  }
+
   // Diagonal tile: the updated tile goes through scratch; four panels of 16 columns, each
   // factored in registers with shuffles by the warps that hold its rows (see below), then the
   // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
   // scratch and writes it to the matrix (on a failure the columns before the failing one;
-  // false, info written).
+  // false, info written). `pend`, when set: the flag of the chain's tile below, whose stores
+  // were issued before the SYRK, published by kLateThread during the first panel.
   template <class Member>
   __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
-                              const int c0, const int mj, long long (&fc)[4]) const {
+                              const int c0, const int mj, long long (&fc)[4],
+                              unsigned* const pend) const {
     T* const s = c.s;
     const int lane = c.lane;
 #pragma unroll
@@ -1103,6 +1120,7 @@ struct FlowPotrf {
         if (col <= r) s[r * LD + col] = (r < mj) ? acc[x][y] : (r == col ? T(1) : T(0));
       }
     member.team_barrier();
+    if (pend && c.tid == kLateThread) publish(pend, c.want);  // after every thread's stores
 #pragma unroll 1
     for (int p = 0; p < 4; ++p) {
       const int cp = 16 * p;
