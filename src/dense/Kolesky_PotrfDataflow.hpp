@@ -40,7 +40,10 @@ constexpr int kFlowTile = 64;
 
 // Largest order the GPU default factors in one dataflow launch (above it: Blocked with
 // dataflow panels and cuBLAS trailing updates). Measured on the H100: docs/performance_log.md.
+// Double ties at 3584; float (FFMA tile updates) is 5 % faster in one launch there and 10 %
+// slower at 4096 (issue 15 sessions 26-27). Float under FastFloatScope keeps double's.
 constexpr int kFlowWholeMax = 3072;
+constexpr int kFlowWholeMaxFloat = 3584;
 
 // Device state shared by the launches on one stream: ctr = {ticket, teams done, generation},
 // one flag per tile of an nt x nt grid, and two staged tiles per tile row (the partial updates
