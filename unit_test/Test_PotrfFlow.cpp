@@ -66,6 +66,12 @@ void factor_both_layouts(const Dense& a, const Uplo u, const PotrfOptions& o) {
   check_factor<T>(a, to_host(r), u);
 }
 
+// Puts every dataflow knob back when a test ends, also when an assertion returns early.
+struct FlowKnobsRestore {
+  impl::FlowKnobs saved = impl::FlowKnobs::get();
+  ~FlowKnobsRestore() { impl::FlowKnobs::get() = saved; }
+};
+
 std::string describe(const PotrfOptions& o, int n, Uplo u) {
   return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
          " nb=" + std::to_string(o.block_size) + " " + name(u) +
@@ -156,10 +162,7 @@ TYPED_TEST(PotrfFlow, NonUnitStride) {
 // failure, whatever the device default.
 TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   using T = TypeParam;
-  struct Restore {  // the knob goes back even when an assertion returns early
-    int saved = impl::FlowKnobs::get().mma;
-    ~Restore() { impl::FlowKnobs::get().mma = saved; }
-  } restore;
+  const FlowKnobsRestore restore;
   for (const int mma : {0, 1, 2}) {
     if (kHost && mma != 1) continue;  // the knob only changes the CUDA kernel
     impl::FlowKnobs::get().mma = mma;
@@ -234,10 +237,7 @@ void expect_no_column_flags(const E& e) {
 TYPED_TEST(PotrfFlow, SplitPanels) {
   using T = TypeParam;
   auto& k = impl::FlowKnobs::get();
-  struct Restore {  // the knobs go back even when an assertion returns early
-    impl::FlowKnobs saved = impl::FlowKnobs::get();
-    ~Restore() { impl::FlowKnobs::get() = saved; }
-  } restore;
+  const FlowKnobsRestore restore;
   k.split_rows = 1;
   k.split_first = 1;  // from the first panel whatever follows it
   // The rows below: in column blocks beside the chain (128: blocks of 128 and 64 for nb = 192,
@@ -383,10 +383,49 @@ TYPED_TEST(PotrfFlow, Failures) {
       }
 }
 
+// Few teams (2, 3, 7, and the whole grid): every task but the first few queues behind others,
+// so a wait on a larger task number would hang here. Factors, failures in the first, a middle
+// and the last tile column (exact info), a good matrix after them; whole-matrix and panel
+// launches.
+TYPED_TEST(PotrfFlow, FewTeams) {
+  using T = TypeParam;
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  for (const int teams : {2, 3, 7, 0})
+    for (const int n : {130, 300, kHost ? 0 : 1000}) {
+      if (n == 0 || (n == 1000 && teams == 2)) continue;
+      k.teams = teams;
+      const Dense good = dominant_spd<T>(n, 40u + n);
+      for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {
+        SCOPED_TRACE(describe(o, n, Uplo::Lower) + " teams=" + std::to_string(teams));
+        auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);
+        check_factor<T>(good, to_host(g), Uplo::Lower);
+        for (const int f : {5, n / 2 + 3, n - 1}) {
+          Dense bad = good;
+          bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
+          auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+          ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), f + 1) << "fail at " << f;
+        }
+        auto h = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, h, o), 0);  // nothing stale after failures
+        check_factor<T>(good, to_host(h), Uplo::Lower);
+      }
+    }
+}
+
 // A small mix for the sanitizers: whole-matrix and panel dataflow, both triangles, failures,
-// a plan.
+// a plan; three teams, where tasks queue.
 TYPED_TEST(PotrfFlow, Sanitize) {
   using T = TypeParam;
+  {
+    const FlowKnobsRestore restore;
+    const Dense b = random_spd<T>(330, 78u);
+    impl::FlowKnobs::get().teams = 3;
+    auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
+    check_factor<T>(b, to_host(d), Uplo::Lower);
+  }
   const Dense a = random_spd<T>(200, 77u);
   for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 64),
                                 flow_opts(Algo::Blocked, 64, false)})

@@ -918,7 +918,8 @@ int main(int argc, char** argv) {
       {"--panel-teams=", &flow.panel_teams},   {"--side-priority=", &flow.side_priority},
       {"--la-side=", &flow.la_side},           {"--split-first=", &flow.split_first},
       {"--below-cols=", &flow.below_cols},     {"--split-rows=", &flow.split_rows},
-      {"--flow-mma=", &flow.mma},              {"--host-team=", &ki::HostTeamKnobs::get().force},
+      {"--flow-mma=", &flow.mma},              {"--flow-teams=", &flow.teams},
+      {"--host-team=", &ki::HostTeamKnobs::get().force},
       {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()}};
   const auto set_int_knob = [&](const char* arg) {
     for (const auto& k : int_knobs)

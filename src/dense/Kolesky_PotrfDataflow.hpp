@@ -1352,6 +1352,7 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // columns solved on a third stream as the chain finishes them (a multiple of kFlowTile;
   // 256 against 0: 1.5 % at n = 10240 double, 1.2-1.8 % at 9000-10240 float; 128 in between).
   int below_cols = 256;
+  int teams = 0;  // > 0: at most this many teams for any launch (tests, measurements)
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
@@ -1416,7 +1417,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.j1 = j1;
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   f.ntasks = host ? flow_tasks(nt, j0, j1) : f.cuda_ntasks();
-  f.nteams = flow_teams(exec, f.ntasks, max_teams);
+  f.nteams = flow_teams(exec, f.ntasks, max_teams > 0 ? max_teams : FlowKnobs::get().teams);
   f.info = info;
   f.ctr = work.ctr.data();
   f.flags = work.flags.data();
