@@ -77,8 +77,7 @@ struct FlowTraceRec {
   unsigned long long t_take, t_ready, t_done;
   unsigned long long t_factor;  // chain records: the diagonal tile's factorization started
   unsigned long long t_wait;    // chain records: the partial updates it waited for arrived
-  long long sub_cycles[3];      // chain records: cycles of its solve, its stores issued, and
-                                // (0 since issue 15 session 27: off the path) its publish
+  long long sub_cycles[2];      // chain records: cycles of its solve and of its stores issued
   long long cycles;             // chain records: SM clock cycles of that factorization
   long long inv_cycles;         // chain records: cycles of invert_blocks after the factor
   long long syrk_cycles;        // chain records: cycles of the SYRK update before the factor
@@ -970,7 +969,7 @@ struct FlowPotrf {
       const unsigned long long t0 = trace ? flow_clock() : 0;
       T acc[4][4];
       unsigned long long t1 = t0, tw = t0;
-      long long sc[3] = {0, 0, 0};  // trace: cycles of the solve, stores issued, (0) publish
+      long long sc[2] = {0, 0};  // trace: cycles of the solve and of its stores issued
       long long sc_syrk = 0;
       if (j > j0) {
         // Only the chain writes info during a CUDA launch, and it returns on its own failure,
@@ -1019,7 +1018,7 @@ struct FlowPotrf {
             for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
         }
         member.team_barrier();
-        // Its stores are issued here and published by factor_diag (kLateThread, once the SYRK
+        // Its stores are issued here and published during factor_diag (kLateThread, once the SYRK
         // has run): the fence then finds them drained, where a barrier and a fence right here
         // held the whole team (2-4 % of the time at n = 500-2048; performance_log, session 27).
         store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
@@ -1054,7 +1053,10 @@ struct FlowPotrf {
       const long long cy0 = trace ? clock64() : 0;
       const int c0 = j * TS, mj = imin(TS, n - c0);
       long long fc[4] = {0, 0, 0, 0};
-      const bool good = factor_diag(member, c, acc, c0, mj, fc, j > j0 ? flag(j, j - 1) : nullptr);
+      // The tile below published by kLateThread, idle in the factor's first panel.
+      const bool good = factor_diag(member, c, acc, c0, mj, fc, [&] {
+        if (j > j0 && c.tid == kLateThread) publish(flag(j, j - 1), c.want);
+      });
       const long long cy1 = trace ? clock64() : 0;
       // The diagonal tile is published at once when nothing follows it in this launch, else
       // by kLateThread beside invert_blocks' first part (as the tile below, above), after the
@@ -1073,7 +1075,6 @@ struct FlowPotrf {
         rec.t_wait = tw;
         rec.sub_cycles[0] = sc[0];
         rec.sub_cycles[1] = sc[1];
-        rec.sub_cycles[2] = sc[2];
         rec.cycles = cy1 - cy0;
         for (int q = 0; q < 4; ++q) rec.fac_cycles[q] = fc[q];
         rec.i = rec.j = j;
@@ -1107,12 +1108,12 @@ struct FlowPotrf {
   // factored in registers with shuffles by the warps that hold its rows (see below), then the
   // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
   // scratch and writes it to the matrix (on a failure the columns before the failing one;
-  // false, info written). `pend`, when set: the flag of the chain's tile below, whose stores
-  // were issued before the SYRK, published by kLateThread during the first panel.
-  template <class Member>
+  // false, info written). `staged()` runs on every thread once the tile is in scratch and the
+  // team has met (stores the caller issued before the call are then complete).
+  template <class Member, class Staged>
   __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
                               const int c0, const int mj, long long (&fc)[4],
-                              unsigned* const pend) const {
+                              const Staged& staged) const {
     T* const s = c.s;
     const int lane = c.lane;
 #pragma unroll
@@ -1123,7 +1124,7 @@ struct FlowPotrf {
         if (col <= r) s[r * LD + col] = (r < mj) ? acc[x][y] : (r == col ? T(1) : T(0));
       }
     member.team_barrier();
-    if (pend && c.tid == kLateThread) publish(pend, c.want);  // after every thread's stores
+    staged();
 #pragma unroll 1
     for (int p = 0; p < 4; ++p) {
       const int cp = 16 * p;

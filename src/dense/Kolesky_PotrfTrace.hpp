@@ -135,13 +135,13 @@ class StepTrace {
       return nullptr;
     };
     std::fprintf(out, "#   col   start_us  step_us  wait_us  solve_us  syrk_us  factor_us  factor_cyc"
-                 "   GHz | tile(j,j-2) ready/done  partial(j,j-1) done  partial(j,j) done | solve/store/publish cyc"
+                 "   GHz | tile(j,j-2) ready/done  partial(j,j-1) done  partial(j,j) done | solve/store cyc"
                  " | factor: panel load/pivots/stores, team update cyc | invert_blocks cyc | syrk cyc\n");
     for (const auto* c : chain) {
       const FlowTraceRec* nt2 = find(3, c->j, c->j - 2);
       const FlowTraceRec* pb = find(1, c->j, c->j - 1);
       const FlowTraceRec* pd = find(2, c->j, c->j);
-      std::fprintf(out, "    %4d %9.1f %8.1f %8.1f %9.1f %8.1f %10.1f %11lld %6.2f | %8.1f %8.1f %12.1f %18.1f | %lld %lld %lld | %lld %lld %lld %lld | %lld | %lld\n",
+      std::fprintf(out, "    %4d %9.1f %8.1f %8.1f %9.1f %8.1f %10.1f %11lld %6.2f | %8.1f %8.1f %12.1f %18.1f | %lld %lld | %lld %lld %lld %lld | %lld | %lld\n",
                    c->j, us(t0, c->t_take), us(c->t_take, c->t_done), us(c->t_take, c->t_wait),
                    us(c->t_wait, c->t_ready), us(c->t_ready, c->t_factor),
                    us(c->t_factor, c->t_done), c->cycles,
@@ -149,7 +149,7 @@ class StepTrace {
                                            : 0.0,
                    nt2 ? us(c->t_take, nt2->t_ready) : 0.0, nt2 ? us(c->t_take, nt2->t_done) : 0.0,
                    pb ? us(c->t_take, pb->t_done) : 0.0, pd ? us(c->t_take, pd->t_done) : 0.0,
-                   c->sub_cycles[0], c->sub_cycles[1], c->sub_cycles[2], c->fac_cycles[0],
+                   c->sub_cycles[0], c->sub_cycles[1], c->fac_cycles[0],
                    c->fac_cycles[1], c->fac_cycles[2], c->fac_cycles[3], c->inv_cycles,
                    c->syrk_cycles);
     }
