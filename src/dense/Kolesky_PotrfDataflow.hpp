@@ -1353,7 +1353,9 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // columns solved on a third stream as the chain finishes them (a multiple of kFlowTile;
   // 256 against 0: 1.5 % at n = 10240 double, 1.2-1.8 % at 9000-10240 float; 128 in between).
   int below_cols = 256;
-  int teams = 0;  // > 0: at most this many teams for any launch (tests, measurements)
+  // > 0: at most this many teams for a launch its caller gives no cap (every launch but a
+  // lookahead panel's under panel_teams; tests, measurements).
+  int teams = 0;
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
