@@ -389,12 +389,22 @@ TYPED_TEST(PotrfFlow, Failures) {
 // launches.
 TYPED_TEST(PotrfFlow, FewTeams) {
   using T = TypeParam;
+  // The cap: the smaller positive of the caller's (a lookahead panel's) and the knob.
+  EXPECT_EQ(impl::flow_team_cap(0, 0), 0);
+  EXPECT_EQ(impl::flow_team_cap(5, 0), 5);
+  EXPECT_EQ(impl::flow_team_cap(0, 3), 3);
+  EXPECT_EQ(impl::flow_team_cap(5, 3), 3);
+  EXPECT_EQ(impl::flow_team_cap(2, 7), 2);
+  const int conc = impl::flow_teams(ExecSpace(), 1 << 20);
+  EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 3), conc < 3 ? conc : 3);
+  EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 1), 2);  // never the chain alone
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   for (const int teams : {2, 3, 7, 0})
     for (const int n : {130, 300, kHost ? 0 : 1000}) {
       if (n == 0 || (n == 1000 && teams == 2)) continue;
       k.teams = teams;
+      k.panel_teams = teams == 3 ? 5 : 0;  // both caps on the lookahead panels
       const Dense good = dominant_spd<T>(n, 40u + n);
       for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {
         SCOPED_TRACE(describe(o, n, Uplo::Lower) + " teams=" + std::to_string(teams));

@@ -1353,8 +1353,8 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // columns solved on a third stream as the chain finishes them (a multiple of kFlowTile;
   // 256 against 0: 1.5 % at n = 10240 double, 1.2-1.8 % at 9000-10240 float; 128 in between).
   int below_cols = 256;
-  // > 0: at most this many teams for a launch its caller gives no cap (every launch but a
-  // lookahead panel's under panel_teams; tests, measurements).
+  // > 0: at most this many teams for every dataflow launch, beside any cap its caller gives
+  // (a lookahead panel's panel_teams); tests, measurements.
   int teams = 0;
 };
 
@@ -1378,6 +1378,13 @@ bool split_here(const int n, const int k0, const int kb, const int nb, const boo
   const int rows = split_rows_for<T>(), first = FlowKnobs::get().split_first;
   if (n - k0 - kb < rows) return false;
   return beside_update || first == 1 || (first == 2 && n - k0 - kb - nb >= rows);
+}
+
+// The launch's team cap from its caller's and FlowKnobs::teams: the smaller positive one, 0
+// (no cap) when neither is.
+inline int flow_team_cap(const int caller, const int knob) {
+  if (caller <= 0) return knob > 0 ? knob : 0;
+  return knob > 0 && knob < caller ? knob : caller;
 }
 
 // Teams of the persistent grid: enough to fill the device (one per SM on CUDA: a team takes
@@ -1420,7 +1427,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.j1 = j1;
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   f.ntasks = host ? flow_tasks(nt, j0, j1) : f.cuda_ntasks();
-  f.nteams = flow_teams(exec, f.ntasks, max_teams > 0 ? max_teams : FlowKnobs::get().teams);
+  f.nteams = flow_teams(exec, f.ntasks, flow_team_cap(max_teams, FlowKnobs::get().teams));
   f.info = info;
   f.ctr = work.ctr.data();
   f.flags = work.flags.data();
