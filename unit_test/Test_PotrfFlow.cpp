@@ -389,15 +389,21 @@ TYPED_TEST(PotrfFlow, Failures) {
 // launches.
 TYPED_TEST(PotrfFlow, FewTeams) {
   using T = TypeParam;
-  // The cap: the smaller positive of the caller's (a lookahead panel's) and the knob.
-  EXPECT_EQ(impl::flow_team_cap(0, 0), 0);
-  EXPECT_EQ(impl::flow_team_cap(5, 0), 5);
-  EXPECT_EQ(impl::flow_team_cap(0, 3), 3);
-  EXPECT_EQ(impl::flow_team_cap(5, 3), 3);
-  EXPECT_EQ(impl::flow_team_cap(2, 7), 2);
-  const int conc = impl::flow_teams(ExecSpace(), 1 << 20);
-  EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 3), conc < 3 ? conc : 3);
-  EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 1), 2);  // never the chain alone
+  {  // The caps: the caller's and the knob, the smaller positive one wins; never one team.
+    const FlowKnobsRestore restore;
+    auto& k = impl::FlowKnobs::get();
+    const int conc = impl::flow_teams(ExecSpace(), 1 << 20);
+    const auto capped = [&](const int c) { return conc < c ? conc : c; };
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 3), capped(3));
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 1), 2);  // never the chain alone
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 5, 0), capped(5));  // nor more than the tasks
+    k.teams = 3;
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 0), capped(3));
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 5), capped(3));
+    k.teams = 7;
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 2), capped(2));
+    EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 0), capped(7));
+  }
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   for (const int teams : {2, 3, 7, 0})

@@ -1380,16 +1380,10 @@ bool split_here(const int n, const int k0, const int kb, const int nb, const boo
   return beside_update || first == 1 || (first == 2 && n - k0 - kb - nb >= rows);
 }
 
-// The launch's team cap from its caller's and FlowKnobs::teams: the smaller positive one, 0
-// (no cap) when neither is.
-inline int flow_team_cap(const int caller, const int knob) {
-  if (caller <= 0) return knob > 0 ? knob : 0;
-  return knob > 0 && knob < caller ? knob : caller;
-}
-
 // Teams of the persistent grid: enough to fill the device (one per SM on CUDA: a team takes
-// up to 255 registers per thread; one per host thread), never more than there are tasks (nor
-// than `cap` when positive).
+// up to 255 registers per thread; one per host thread), never more than there are tasks, nor
+// than either positive cap: the caller's (a lookahead panel's panel_teams) and
+// FlowKnobs::teams.
 template <class Exec>
 int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
   int teams = 1;
@@ -1399,7 +1393,8 @@ int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
   else
 #endif
     teams = int(exec.concurrency());
-  if (cap > 0 && cap < teams) teams = cap;
+  for (const int c : {cap, FlowKnobs::get().teams})
+    if (c > 0 && c < teams) teams = c;
   teams = teams < tasks ? teams : tasks;
   // The CUDA chain (task 0) waits on later tasks: another team must exist beside it (one team
   // fits per SM, so two SMs keep both resident).
@@ -1427,7 +1422,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.j1 = j1;
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   f.ntasks = host ? flow_tasks(nt, j0, j1) : f.cuda_ntasks();
-  f.nteams = flow_teams(exec, f.ntasks, flow_team_cap(max_teams, FlowKnobs::get().teams));
+  f.nteams = flow_teams(exec, f.ntasks, max_teams);
   f.info = info;
   f.ctr = work.ctr.data();
   f.flags = work.flags.data();
