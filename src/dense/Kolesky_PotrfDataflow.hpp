@@ -83,7 +83,10 @@ struct FlowTraceRec {
   long long syrk_cycles;        // chain records: cycles of the SYRK update before the factor
   long long fac_cycles[4];      // chain records, summed over its four 16-column panels: warp 0
                                 // loading the panel, its 16 pivots, its stores of the finished
-                                // columns to scratch; thread 0 in the team update and barriers
+                                // columns to scratch; thread 0 in the team update and barriers.
+                                // Tile records (thread 0, after its deps): the factor staged,
+                                // the solve, its stores issued, the barrier after them (and
+                                // `cycles`: the publish)
   int i, j, sm, kind;           // kind: 0 the chain's column, 1-2 partial updates, 3 a tile
 };
 
@@ -392,13 +395,25 @@ struct FlowPotrf {
           go = c.sh[1] != 0;
         }
         if (trace) t_ready = flow_clock();
+        long long q[5] = {0, 0, 0, 0, 0};  // trace: thread 0's clock at each part's end
+        if (trace) q[0] = clock64();
         if (go) {
           stage_factor(member, c, j);
+          if (trace) q[1] = clock64();
           solve(c, acc);
+          if (trace) q[2] = clock64();
           store_tile(c, acc, i, j, false);
         }
+        if (trace) q[3] = clock64();
         member.team_barrier();
+        if (trace) q[4] = clock64();
         if (c.tid == 0) publish(flag(i, j), c.want);
+        if (c.tid == 0 && trace) {
+          FlowTraceRec& rec = trace[t];
+          for (int p = 0; p < 3; ++p) rec.fac_cycles[p] = go ? q[p + 1] - q[p] : 0;
+          rec.fac_cycles[3] = q[4] - q[3];
+          rec.cycles = clock64() - q[4];
+        }
       } else {
         // Partial: the updates from columns [j0, jlast) of tile (i, j') (j' = j for the tile
         // below the diagonal, i for the diagonal tile), written back for the chain.

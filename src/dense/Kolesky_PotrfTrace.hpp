@@ -103,6 +103,7 @@ class StepTrace {
     std::vector<const FlowTraceRec*> chain;
     double busy[4] = {0, 0, 0, 0}, waitt[4] = {0, 0, 0, 0};
     int count[4] = {0, 0, 0, 0};
+    double parts[5] = {0, 0, 0, 0, 0};  // tiles after their deps, cycles (FlowTraceRec)
     for (int t = 0; t < m; ++t) {
       if (r[t].t_done == 0) continue;
       t0 = std::min(t0, r[t].t_take);
@@ -114,6 +115,10 @@ class StepTrace {
         ++count[k];
         waitt[k] += double(r[t].t_ready - r[t].t_take) * 1e-3;
         busy[k] += double(r[t].t_done - r[t].t_ready) * 1e-3;
+        if (k == 3) {
+          for (int p = 0; p < 4; ++p) parts[p] += double(r[t].fac_cycles[p]);
+          parts[4] += double(r[t].cycles);
+        }
       }
     }
     std::sort(chain.begin(), chain.end(),
@@ -127,6 +132,10 @@ class StepTrace {
                  count[3] ? busy[3] / count[3] : 0.0, count[1] + count[2],
                  count[1] + count[2] ? (waitt[1] + waitt[2]) / (count[1] + count[2]) : 0.0,
                  count[1] + count[2] ? (busy[1] + busy[2]) / (count[1] + count[2]) : 0.0);
+    if (count[3])
+      std::fprintf(out, "#     tiles after their deps, avg cycles: factor staged %.0f, solve %.0f, "
+                   "stores issued %.0f, barrier %.0f, publish %.0f\n", parts[0] / count[3],
+                   parts[1] / count[3], parts[2] / count[3], parts[3] / count[3], parts[4] / count[3]);
     // The tasks the chain's column j waits for: partials (j, j-1), (j, j) and the tile
     // (j, j-2) they wait for; times from the chain column's start.
     const auto find = [&](int kind, int i, int j) -> const FlowTraceRec* {
