@@ -389,9 +389,9 @@ TYPED_TEST(PotrfFlow, Failures) {
 // launches.
 TYPED_TEST(PotrfFlow, FewTeams) {
   using T = TypeParam;
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
   {  // The caps: the caller's and the knob, the smaller positive one wins; never one team.
-    const FlowKnobsRestore restore;
-    auto& k = impl::FlowKnobs::get();
     const int conc = impl::flow_teams(ExecSpace(), 1 << 20);
     const auto capped = [&](const int c) { return conc < c ? conc : c; };
     EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 3), capped(3));
@@ -404,8 +404,6 @@ TYPED_TEST(PotrfFlow, FewTeams) {
     EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 2), capped(2));
     EXPECT_EQ(impl::flow_teams(ExecSpace(), 1 << 20, 0), capped(7));
   }
-  const FlowKnobsRestore restore;
-  auto& k = impl::FlowKnobs::get();
   for (const int teams : {2, 3, 7, 0})
     for (const int n : {130, 300, kHost ? 0 : 1000}) {
       if (n == 0 || (n == 1000 && teams == 2)) continue;
