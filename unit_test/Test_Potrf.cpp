@@ -220,7 +220,8 @@ TYPED_TEST(Potrf, NanAndInfGiveInfo) {
 }
 
 // The default options by size: on the host one thread up to 64, the pool in one parallel
-// region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above; on
+// region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above
+// (256 columns in double, 384 in float); on
 // CUDA the staged kernels (a warp to 16; the split kernel's 64 / 128 / 256-row blocks from 17
 // to 180 and 193-208 in double, to 240 in float), the dataflow kernel between and above; every
 // edge, both triangles and layouts, and failing pivots (negative, NaN) around the panels with
@@ -229,13 +230,14 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
   using T = TypeParam;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const int n : {1, 2, 16, 17, 24, 31, 33, 48, 49, 63, 64, 65, 66, 72, 73, 97, 100, 113, 128,
-                      129, 150, 180, 181, 193, 208, 209, 240, 241, 256, 257, 300, 639, 640, 641}) {
+                      129, 150, 180, 181, 193, 208, 209, 240, 241, 256, 257, 300, 639, 640, 641,
+                      1000}) {
     const Dense a = random_spd<T>(n, 77u + n);
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_factor<T, Kokkos::LayoutLeft>(a, uplo, PotrfOptions{});
       check_factor<T, Kokkos::LayoutRight>(a, uplo, PotrfOptions{});
     }
-    for (const int k : {0, 7, 8, 9, n / 2, n - 1})
+    for (const int k : {0, 7, 8, 9, n / 2, n - 1, 255, 256, 383, 384})  // host panels: 256, 384
       for (const double bad : {-1.0, nan}) {
         if (k >= n) continue;
         Dense b = a;

@@ -83,13 +83,21 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 constexpr int kHostCholThreadsMin = 64;
 constexpr int kHostCholThreads = 640;
 
+// Blocked panels' width on the host. With the vendor BLAS (OpenBLAS 0.3.21, 2 cores) float's
+// trailing updates run best at k = 384 (1-7 % faster than 256 at n = 700-4096), double's at 256
+// (384 is 1-4 % slower at 2048-4096): docs/performance_log.md, issue 17, thirteenth session.
+template <class Exec, class T>
+constexpr int host_block_size() {
+  return !has_vendor_blas<Exec>() ? 128 : sizeof(T) == 4 ? 384 : 256;
+}
+
 // What Algo::Default means for (backend, scalar, n): measured on the H100 and the 2-core
 // OpenMP machine (docs/performance_log.md, "Dense potrf").
 template <class Exec, class T>
 PotrfOptions default_options(const int n, PotrfOptions opt) {
   if (is_host_exec<Exec>()) {
     opt.algo = Algo::Blocked;
-    if (opt.block_size <= 0) opt.block_size = has_vendor_blas<Exec>() ? 256 : 128;
+    if (opt.block_size <= 0) opt.block_size = host_block_size<Exec, T>();
   } else {
     // Float's tile updates on FFMA (not under a FastFloatScope's TF32).
     const bool ffma = sizeof(T) == 4 && !fast_float_flag();
@@ -262,7 +270,9 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
   BlockedConfig cfg;
   cfg.blas = opt.blas;
-  cfg.nb = opt.block_size > 0 ? opt.block_size : (has_vendor_blas<Exec>() ? 256 : 128);
+  cfg.nb = opt.block_size > 0     ? opt.block_size
+           : is_host_exec<Exec>() ? host_block_size<Exec, T>()
+                                  : (has_vendor_blas<Exec>() ? 256 : 128);
   cfg.lookahead = opt.lookahead;
   const bool flow = opt.panel == Panel::Dataflow ||
                     (opt.panel == Panel::Auto && flow_panels_by_default<Exec>());
