@@ -251,6 +251,33 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
   }
 }
 
+// One block on the calling thread (host): every order to 128, where three kernels take turns
+// (four-column groups, 32-byte and 64-byte column chunks; the crossovers differ by scalar),
+// through the default (n <= 64) and a single 128-column panel above; both layouts and
+// triangles, failing pivots first, mid and last with the exact info. Any backend runs it.
+TYPED_TEST(Potrf, OneBlockEveryOrder) {
+  using T = TypeParam;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int n = 1; n <= 128; ++n) {
+    PotrfOptions o;
+    if (n > 64) o.algo = Algo::Blocked, o.block_size = 128;
+    const Dense a = random_spd<T>(n, 500u + n);
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      check_factor<T, Kokkos::LayoutLeft>(a, uplo, o);
+      check_factor<T, Kokkos::LayoutRight>(a, uplo, o);
+    }
+    for (const int k : {0, n / 2, n - 1}) {
+      Dense b = a;
+      b(k, k) = k == n / 2 ? nan : -1.0;
+      for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + " " + name(uplo));
+        auto d = to_device<T, Kokkos::LayoutRight>(b, uplo, kOther);
+        EXPECT_EQ(potrf(ExecSpace(), uplo, d, o), k + 1);
+      }
+    }
+  }
+}
+
 // CUDA: every staged kernel at every order it can take, whatever the dispatch's crossovers:
 // the split kernel forced from order 1 to 256 (its 64 / 128 / 256-row blocks; its dot products
 // on the FP64 tensor cores, float widened, and by FFMA), then the warp and block kernels (split

@@ -84,8 +84,8 @@ constexpr int kHostCholThreadsMin = 64;
 constexpr int kHostCholThreads = 640;
 
 // Blocked panels' width on the host. With the vendor BLAS (OpenBLAS 0.3.21, 2 cores) float's
-// trailing updates run best at k = 384 (1-7 % faster than 256 at n = 700-4096), double's at 256
-// (384 is 1-4 % slower at 2048-4096): docs/performance_log.md, issue 17, thirteenth session.
+// trailing updates run best at k = 384 (0-7 % faster than 256 at n = 700-4096), double's at 256
+// (384 is 3-4 % slower at 2048-4096): docs/performance_log.md, issue 17, thirteenth session.
 template <class Exec, class T>
 constexpr int host_block_size() {
   return !has_vendor_blas<Exec>() ? 128 : sizeof(T) == 4 ? 384 : 256;
@@ -339,6 +339,15 @@ bool potrf_uses_flow(const int n, PotrfOptions opt) {
 template <class Exec, class T>
 int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
+  if constexpr (is_host_exec<Exec>()) {
+    // What the default does up to this order (one diagonal block on the calling thread),
+    // without the blocked driver's info word, fences and empty BLAS calls: ~60 ns of a
+    // ~200 ns call at n = 8.
+    if (opt.algo == Algo::Default && opt.block_size <= 0 && n <= kHostCholThreadsMin) {
+      exec.fence();
+      return host_potrf_block(n, a);
+    }
+  }
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     const Staged kind = cuda_staged<T>(exec, n, opt);

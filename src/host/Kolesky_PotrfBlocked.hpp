@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -26,15 +27,33 @@ namespace impl {
 
 // Host diagonal blocks: copied into a column-major buffer on the stack so that every inner
 // loop runs at unit stride whatever A's layout (Upper arrives transposed, i.e. row-major) and
-// the compiler vectorizes it. Columns are factored four at a time (left-looking inside the
-// group), then the trailing block takes the group's rank-4 update in one pass: a quarter of
-// the loads and stores of column-by-column elimination. No BLAS call and no thread-pool
-// hand-off: with sleeping idle threads (OMP_WAIT_POLICY=passive) every BLAS call on a small
-// block paid a wake-up. Up to kHostDiag columns (128 KB of stack in double).
+// the compiler vectorizes it. No BLAS call and no thread-pool hand-off: with sleeping idle
+// threads (OMP_WAIT_POLICY=passive) every BLAS call on a small block paid a wake-up. Up to
+// kHostDiag columns (128 KB of stack in double).
 constexpr int kHostDiag = 128;
-
+// Which kernel factors a block of order n (AVX-512 core, measured against each other at
+// 12-128: docs/performance_log.md, issue 17, thirteenth session): four-column groups below
+// kHostChunksMin, column chunks of 32 bytes up to kHostChunks32Max (less padding), of 64 bytes
+// above; the chunks are 5-50 % faster than the groups from there to 128.
 template <class T>
-int host_potrf_block(const int n, const Strided<T> a) {
+constexpr int kHostChunksMin = sizeof(T) == 4 ? 24 : 20;
+template <class T>
+constexpr int kHostChunks32Max = sizeof(T) == 4 ? 40 : 28;
+
+// 1 / s for s = sqrt(d): s * (1 / d) when 1 / d is a normal number, so that the division runs
+// beside the square root instead of after it (every column waits for both); within 1.5 ulp.
+template <class T>
+inline T host_rsqrt(const T d, const T s) {
+  return d >= std::numeric_limits<T>::min() && d <= std::numeric_limits<T>::max() / 4
+             ? s * (T(1) / d)
+             : T(1) / s;
+}
+
+// Small blocks: columns factored four at a time (left-looking inside the group), then the
+// trailing block takes the group's rank-4 update in one pass: a quarter of the loads and
+// stores of column-by-column elimination.
+template <class T>
+int host_potrf_groups(const int n, const Strided<T> a) {
   constexpr int M = kHostDiag;
   alignas(64) T w[M * M];
   for (int j = 0; j < n; ++j)
@@ -54,7 +73,7 @@ int host_potrf_block(const int n, const Strided<T> a) {
         info = c + 1;
         break;
       }
-      const T s = std::sqrt(d), r = T(1) / s;
+      const T s = std::sqrt(d), r = host_rsqrt(d, s);
       cc[c] = s;
       for (int i = c + 1; i < n; ++i) cc[i] *= r;
     }
@@ -69,6 +88,69 @@ int host_potrf_block(const int n, const Strided<T> a) {
   for (int j = 0; j < n; ++j)
     for (int i = j; i < n; ++i) a(i, j) = w[j * M + i];
   return info;
+}
+
+// Left-looking by chunks of V rows (one VB-byte vector): column j's chunk from the one holding
+// row j down is summed against every earlier column in a register (two accumulators), with no
+// trip count or remainder that depends on j inside the chunk, so each chunk is whole-vector
+// FMAs. Columns are padded to a multiple of V with zeros (the rows above j in j's first chunk
+// and below n), which stay finite and never reach the lower triangle. On a failed pivot the
+// columns after it are left as they came in.
+template <int VB, class T>
+int host_potrf_chunks(const int n, const Strided<T> a) {
+  constexpr int V = VB / int(sizeof(T)), M = kHostDiag;
+  int ld = (n + V - 1) / V * V;
+  if (ld * sizeof(T) % 1024 == 0) ld += V;  // columns 1 KB apart share L1 sets (double 128: 1.5x)
+  alignas(64) T w[(M + V) * M];
+  for (int j = 0; j < n; ++j) {
+    T* cj = w + j * ld;
+    for (int i = j / V * V; i < j; ++i) cj[i] = T(0);
+    for (int i = j; i < n; ++i) cj[i] = a(i, j);
+    for (int i = n; i < ld; ++i) cj[i] = T(0);
+  }
+  int info = 0;
+  for (int j = 0; j < n; ++j) {
+    T* cj = w + j * ld;
+    const int i0 = j / V * V;
+    for (int c = i0; c < ld; c += V) {
+      T s0[V], s1[V];
+      for (int i = 0; i < V; ++i) s0[i] = cj[c + i], s1[i] = T(0);
+      int k = 0;
+      for (; k + 1 < j; k += 2) {
+        const T* p0 = w + k * ld;
+        const T* p1 = p0 + ld;
+        const T l0 = p0[j], l1 = p1[j];
+        for (int i = 0; i < V; ++i) {
+          s0[i] -= p0[c + i] * l0;
+          s1[i] -= p1[c + i] * l1;
+        }
+      }
+      if (k < j) {
+        const T* p0 = w + k * ld;
+        const T l0 = p0[j];
+        for (int i = 0; i < V; ++i) s0[i] -= p0[c + i] * l0;
+      }
+      for (int i = 0; i < V; ++i) cj[c + i] = s0[i] + s1[i];
+    }
+    const T d = cj[j];
+    if (!usable_pivot(d)) {
+      info = j + 1;
+      break;
+    }
+    const T s = std::sqrt(d), r = host_rsqrt(d, s);
+    for (int i = i0; i < ld; ++i) cj[i] *= r;
+    cj[j] = s;
+  }
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) a(i, j) = w[j * ld + i];
+  return info;
+}
+
+// One block of order n <= kHostDiag on the calling thread; LAPACK's info.
+template <class T>
+int host_potrf_block(const int n, const Strided<T> a) {
+  if (n < kHostChunksMin<T>) return host_potrf_groups(n, a);
+  return n <= kHostChunks32Max<T> ? host_potrf_chunks<32>(n, a) : host_potrf_chunks<64>(n, a);
 }
 
 // Largest diagonal block factored by one kernel. GPU: one warp, the block in registers (a
