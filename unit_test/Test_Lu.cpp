@@ -206,6 +206,23 @@ TEST(HostTeam, StatsChooseAndKeepTrying) {
   }
   EXPECT_GE(other, 2);  // every 16th call while the running means are close, then every 64th
   EXPECT_LE(other, 4);
+  // And back: the pool now takes 1e-3, seen at its next try (at most 64 calls away), which is
+  // repeated while it beats the calling thread's mean: taken within a few calls of that try.
+  switched = -1;
+  for (int c = 0; c < 160 && switched < 0; ++c) {
+    const int w = s.next();
+    s.add(w, w == 1 ? 1e-3 : 2e-3, n);
+    if (s.mean[1] < s.mean[0]) switched = c;
+  }
+  ASSERT_GE(switched, 0);
+  EXPECT_LE(switched, 64 + 8);
+  other = 0;
+  for (int c = 0; c < 128; ++c) {
+    const int w = s.next();
+    other += w == 0;
+    s.add(w, w == 1 ? 1e-3 : 2e-3, n);
+  }
+  EXPECT_LE(other, 4);  // settled: the calling thread only tried now and then
   // Within 25 % of each other: the other way every 16th call.
   impl::HostTeamStats q;
   for (int c = 0; c < 4; ++c) {

@@ -90,22 +90,32 @@ class HostGroupFlags {
 // calls take the pool, the next two the calling thread (a first call's cold caches count only
 // if the second is no faster); then each call takes the way with the lower running mean of
 // log(time / n^3) and every 16th call the other one (every 64th while they differ by more
-// than 25 %), so a change of state is followed within tens of calls.
+// than 25 %); a try of the other way that beats the best's mean is repeated on the next call
+// until one does not, so a change of state is followed within tens of calls either way (the
+// best way growing slower shows at once; the other growing faster used to wait for 3-4 tries
+// 64 calls apart: getrf n = 500 kept the calling thread at 1.56x the pool's time for a whole
+// benchmark, issue 17, thirteenth session).
 struct HostTeamStats {
   double mean[2] = {0.0, 0.0};  // [0] the calling thread, [1] the pool
   int count[2] = {0, 0};
   unsigned calls = 0;
+  int again = -1;  // the other way, when its last try beat the best's mean
   // 0: the calling thread, 1: the pool.
   int next() {
     ++calls;
     if (count[1] < 2) return 1;
     if (count[0] < 2) return 0;
     const int best = mean[0] < mean[1] ? 0 : 1;
+    if (again == 1 - best) return again;
     const unsigned period = std::abs(mean[0] - mean[1]) < 0.223 ? 16 : 64;  // log(1.25)
     return calls % period == 0 ? 1 - best : best;
   }
   void add(const int way, const double seconds, const int n) {
     const double v = std::log(std::max(seconds, 1e-9) / (double(n) * n * n));
+    if (count[0] >= 2 && count[1] >= 2) {
+      const int best = mean[0] < mean[1] ? 0 : 1;
+      if (way != best) again = v < mean[best] ? way : -1;
+    }
     if (count[way] == 0)
       mean[way] = v;
     else if (count[way] == 1)
