@@ -100,22 +100,21 @@ struct HostTeamStats {
   int count[2] = {0, 0};
   unsigned calls = 0;
   int again = -1;  // the other way, when its last try beat the best's mean
+  bool warm() const { return count[0] >= 2 && count[1] >= 2; }
+  int best() const { return mean[0] < mean[1] ? 0 : 1; }
   // 0: the calling thread, 1: the pool.
   int next() {
     ++calls;
     if (count[1] < 2) return 1;
     if (count[0] < 2) return 0;
-    const int best = mean[0] < mean[1] ? 0 : 1;
-    if (again == 1 - best) return again;
+    const int b = best();
+    if (again == 1 - b) return again;
     const unsigned period = std::abs(mean[0] - mean[1]) < 0.223 ? 16 : 64;  // log(1.25)
-    return calls % period == 0 ? 1 - best : best;
+    return calls % period == 0 ? 1 - b : b;
   }
   void add(const int way, const double seconds, const int n) {
     const double v = std::log(std::max(seconds, 1e-9) / (double(n) * n * n));
-    if (count[0] >= 2 && count[1] >= 2) {
-      const int best = mean[0] < mean[1] ? 0 : 1;
-      if (way != best) again = v < mean[best] ? way : -1;
-    }
+    if (warm() && way != best()) again = v < mean[best()] ? way : -1;
     if (count[way] == 0)
       mean[way] = v;
     else if (count[way] == 1)

@@ -83,12 +83,23 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 constexpr int kHostCholThreadsMin = 64;
 constexpr int kHostCholThreads = 640;
 
-// Blocked panels' width on the host. With the vendor BLAS (OpenBLAS 0.3.21, 2 cores) float's
-// trailing updates run best at k = 384 (0-7 % faster than 256 at n = 700-4096), double's at 256
-// (384 is 3-4 % slower at 2048-4096): docs/performance_log.md, issue 17, thirteenth session.
+// Blocked panels' width when the caller gives none. With the host's vendor BLAS (OpenBLAS
+// 0.3.21, 2 cores) float's trailing updates run best at k = 384 (0-7 % faster than 256 at
+// n = 700-4096), double's at 256 (384 is 3-4 % slower at 2048-4096): docs/performance_log.md,
+// issue 17, thirteenth session. (CUDA's Default sets its own in default_options.)
 template <class Exec, class T>
-constexpr int host_block_size() {
-  return !has_vendor_blas<Exec>() ? 128 : sizeof(T) == 4 ? 384 : 256;
+constexpr int default_block_size() {
+  return !has_vendor_blas<Exec>() ? 128 : is_host_exec<Exec>() && sizeof(T) == 4 ? 384 : 256;
+}
+
+// Host, Algo::Default: whether order n goes to the pool's one-region kernel (column-major
+// lower triangles of mid-size orders; measured against the BLAS panels in
+// docs/performance_log.md, issue 17).
+template <class Exec, class T>
+bool host_pool_order(const Exec& exec, const int n, const Strided<T> a, const PotrfOptions& opt) {
+  return opt.algo == Algo::Default && opt.block_size <= 0 && a.rs == 1 &&
+         n > (host_pool_sleeps() ? kHostDiag : kHostCholThreadsMin) && n <= kHostCholThreads &&
+         exec.concurrency() > 1;
 }
 
 // What Algo::Default means for (backend, scalar, n): measured on the H100 and the 2-core
@@ -97,7 +108,7 @@ template <class Exec, class T>
 PotrfOptions default_options(const int n, PotrfOptions opt) {
   if (is_host_exec<Exec>()) {
     opt.algo = Algo::Blocked;
-    if (opt.block_size <= 0) opt.block_size = host_block_size<Exec, T>();
+    if (opt.block_size <= 0) opt.block_size = default_block_size<Exec, T>();
   } else {
     // Float's tile updates on FFMA (not under a FastFloatScope's TF32).
     const bool ffma = sizeof(T) == 4 && !fast_float_flag();
@@ -254,11 +265,8 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   }
 #endif
   if constexpr (is_host_exec<Exec>()) {
-    // Mid-size column-major lower triangles: the pool in one parallel region, no BLAS call
-    // (measured against the BLAS panels in docs/performance_log.md, issue 17).
-    if (opt.algo == Algo::Default && opt.block_size <= 0 && a.rs == 1 &&
-        n > (host_pool_sleeps() ? kHostDiag : kHostCholThreadsMin) && n <= kHostCholThreads &&
-        exec.concurrency() > 1) {
+    // Mid-size column-major lower triangles: the pool in one parallel region, no BLAS call.
+    if (host_pool_order(exec, n, a, opt)) {
       exec.fence();
       if (info(0) == 0)
         info(0) = host_team_run<T>(HostRoutine::Potrf, n, host_team(exec), [&](const int team) {
@@ -270,9 +278,7 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
   BlockedConfig cfg;
   cfg.blas = opt.blas;
-  cfg.nb = opt.block_size > 0     ? opt.block_size
-           : is_host_exec<Exec>() ? host_block_size<Exec, T>()
-                                  : (has_vendor_blas<Exec>() ? 256 : 128);
+  cfg.nb = opt.block_size > 0 ? opt.block_size : default_block_size<Exec, T>();
   cfg.lookahead = opt.lookahead;
   const bool flow = opt.panel == Panel::Dataflow ||
                     (opt.panel == Panel::Auto && flow_panels_by_default<Exec>());
@@ -340,10 +346,12 @@ template <class Exec, class T>
 int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
   if constexpr (is_host_exec<Exec>()) {
-    // What the default does up to this order (one diagonal block on the calling thread),
-    // without the blocked driver's info word, fences and empty BLAS calls: ~60 ns of a
-    // ~200 ns call at n = 8.
-    if (opt.algo == Algo::Default && opt.block_size <= 0 && n <= kHostCholThreadsMin) {
+    // The default's orders of one block (its panels are never narrower than kHostDiag) that
+    // the pool does not take: the block on the calling thread, as the blocked driver would
+    // factor it, without the driver's info word, fences and empty BLAS calls (~60 ns of a
+    // ~200 ns call at n = 8).
+    if (opt.algo == Algo::Default && opt.block_size <= 0 && opt.panel != Panel::Dataflow &&
+        n <= kHostDiag && !host_pool_order(exec, n, a, opt)) {
       exec.fence();
       return host_potrf_block(n, a);
     }
