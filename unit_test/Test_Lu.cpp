@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -88,12 +89,13 @@ void check_getrf(int n, const LuOptions& opt, unsigned seed) {
 
 TYPED_TEST(Lu, GetrfRandomEverySizeAndLayout) {
   using T = TypeParam;
-  // Host paths by size: one thread up to 128, the pool in one region up to 512 (groups of
-  // 8 columns), recursive panels with the host BLAS above; every edge crossed.
-  for (const int n : {0, 1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 65, 100, 128, 129, 130,
-                      136, 257, 511, 512, 513, 600}) {
+  // Host paths by size: the calling thread up to 48 (192 when idle threads sleep), the pool
+  // in one region up to 1024 (groups of 8 columns), recursive panels with the host BLAS
+  // above; every edge crossed (the largest in one layout: the oracle is O(n^3)).
+  for (const int n : {0, 1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65, 100, 128,
+                      129, 130, 136, 191, 192, 193, 257, 511, 512, 513, 600, 1024, 1025}) {
     check_getrf<T, Kokkos::LayoutLeft>(n, {}, 10 + n);
-    check_getrf<T, Kokkos::LayoutRight>(n, {}, 20 + n);
+    if (n <= 600) check_getrf<T, Kokkos::LayoutRight>(n, {}, 20 + n);
   }
 }
 
@@ -299,6 +301,46 @@ TYPED_TEST(Lu, HostTeamWaysAgree) {
       const impl::HostTeamStats after = chooser.stats(impl::HostRoutine::Potrf, int(sizeof(T)), n);
       EXPECT_EQ(after.count[0], before.count[0]);
       EXPECT_EQ(after.count[1], before.count[1]);
+    }
+  }
+}
+
+// Every order to 100, and two past the old and the new end of the one-region path: the host
+// group update's row chunks (two vectors, one, a half, a quarter, then single rows) and its
+// packed and unpacked paths meet every remainder; from 49 on the pool and the calling thread
+// must agree bit for bit (pivots too).
+TYPED_TEST(Lu, GetrfEveryOrderBothWays) {
+  using T = TypeParam;
+  constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  struct Restore {
+    int saved = impl::HostTeamKnobs::get().force;
+    ~Restore() { impl::HostTeamKnobs::get().force = saved; }
+  } restore;
+  std::vector<int> orders;
+  for (int n = 1; n <= 100; ++n) orders.push_back(n);
+  orders.push_back(513);
+  orders.push_back(1000);
+  for (const int n : orders) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const Dense g = general<T>(n, 900u + n);
+    Dense f[2], p[2];
+    for (const int force : {0, 1}) {
+      if (host) impl::HostTeamKnobs::get().force = force;
+      auto a = to_device<T, Kokkos::LayoutLeft>(g);
+      PivView piv("piv", n);
+      ASSERT_EQ(getrf(ExecSpace(), a, piv), 0);
+      f[force] = to_host(a), p[force] = to_host(piv);
+      for (int k = 0; k < n; ++k) {
+        ASSERT_GE(int(p[force](k, 0)), k + 1);
+        ASSERT_LE(int(p[force](k, 0)), n);
+      }
+      if (force == 0 || n <= 100) {
+        EXPECT_LT(lu_ratio<T>(permuted(g, p[force]), f[force], false), 30.0) << "force " << force;
+      }
+    }
+    if (host) {
+      EXPECT_EQ(f[0].v, f[1].v);
+      EXPECT_EQ(p[0].v, p[1].v);
     }
   }
 }
