@@ -9,9 +9,18 @@
 #include <vector>
 
 #include "common/Kolesky_Types.hpp"
+#include "host/Kolesky_HostPool.hpp"
 
 namespace kolesky {
 namespace test {
+
+// The host pool / calling-thread knob (impl::HostTeamKnobs::force), restored when the test
+// ends, even by an assertion's early return.
+struct HostTeamForce {
+  int saved = impl::HostTeamKnobs::get().force;
+  ~HostTeamForce() { impl::HostTeamKnobs::get().force = saved; }
+  void set(const int force) const { impl::HostTeamKnobs::get().force = force; }
+};
 
 #ifndef KOLESKY_TEST_EXECSPACE
 #error "KOLESKY_TEST_EXECSPACE must name the execution space under test"

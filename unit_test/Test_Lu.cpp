@@ -248,11 +248,7 @@ TYPED_TEST(Lu, HostTeamWaysAgree) {
   if constexpr (!Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
     GTEST_SKIP() << "host execution spaces only";
   } else {
-    auto& knob = impl::HostTeamKnobs::get();
-    struct Restore {
-      int saved = impl::HostTeamKnobs::get().force;
-      ~Restore() { impl::HostTeamKnobs::get().force = saved; }
-    } restore;
+    const HostTeamForce knob;
     auto& chooser = impl::HostTeamChooser::get();
     chooser.reset();
     const bool pool = impl::host_team(ExecSpace()) > 1;
@@ -261,7 +257,7 @@ TYPED_TEST(Lu, HostTeamWaysAgree) {
       const Dense g = general<T>(n, 700u + n), s = random_spd<T>(n, 701u + n);
       Dense lu[3], lp[3], ch[3];
       for (const int force : {0, 1, -1}) {
-        knob.force = force;
+        knob.set(force);
         for (int rep = 0; rep < (force < 0 ? 6 : 1); ++rep) {
           auto a = to_device<T, Kokkos::LayoutLeft>(g);
           auto c = to_device<T, Kokkos::LayoutLeft>(s, Uplo::Lower, 0.0);
@@ -294,7 +290,7 @@ TYPED_TEST(Lu, HostTeamWaysAgree) {
       bad(n / 2, n / 2) = -1;
       const impl::HostTeamStats before = chooser.stats(impl::HostRoutine::Potrf, int(sizeof(T)), n);
       for (const int force : {0, 1, -1, -1}) {
-        knob.force = force;
+        knob.set(force);
         auto c = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, 0.0);
         EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, c), n / 2 + 1) << "force " << force;
       }
@@ -312,10 +308,7 @@ TYPED_TEST(Lu, HostTeamWaysAgree) {
 TYPED_TEST(Lu, GetrfEveryOrderBothWays) {
   using T = TypeParam;
   constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-  struct Restore {
-    int saved = impl::HostTeamKnobs::get().force;
-    ~Restore() { impl::HostTeamKnobs::get().force = saved; }
-  } restore;
+  const HostTeamForce knob;
   std::vector<int> orders;
   for (int n = 1; n <= 100; ++n) orders.push_back(n);
   orders.push_back(513);
@@ -325,7 +318,7 @@ TYPED_TEST(Lu, GetrfEveryOrderBothWays) {
     const Dense g = general<T>(n, 900u + n);
     Dense f[2], p[2];
     for (const int force : {0, 1}) {
-      if (host) impl::HostTeamKnobs::get().force = force;
+      if (host) knob.set(force);
       auto a = to_device<T, Kokkos::LayoutLeft>(g);
       PivView piv("piv", n);
       ASSERT_EQ(getrf(ExecSpace(), a, piv), 0);

@@ -5,6 +5,7 @@
 #include <Kolesky_Lapack.hpp>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "Kolesky_TestUtils.hpp"
 
@@ -248,6 +249,42 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
           EXPECT_EQ(potrf(ExecSpace(), uplo, d), k + 1);
         }
       }
+  }
+}
+
+// The host pool's one-region orders (65-640): every order to 200 and a few to its end, where
+// the group update's row chunks (two vectors, one, a half, a quarter, single rows; packed or
+// not) meet every remainder; the pool and the calling thread agree bit for bit, a failing
+// pivot mid-way gives its exact info both ways. Other backends run the default path.
+TYPED_TEST(Potrf, PoolOrdersBothWays) {
+  using T = TypeParam;
+  constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  const HostTeamForce knob;
+  std::vector<int> orders;
+  for (int n = 65; n <= 200; ++n) orders.push_back(n);
+  for (const int n : {257, 333, 511, 639, 640}) orders.push_back(n);
+  for (const int n : orders) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const Dense a = random_spd<T>(n, 300u + n);
+    Dense f[2];
+    for (const int force : {0, 1}) {
+      if (host) knob.set(force);
+      auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d), 0) << "force " << force;
+      f[force] = to_host(d);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < j; ++i) ASSERT_EQ(f[force](i, j), kOther) << "wrote (" << i << "," << j << ")";
+      if (force == 0 || !host) {
+        EXPECT_LT(potrf_ratio<T>(a, factor_of(f[force], Uplo::Lower)), 30.0);
+      }
+      Dense b = a;
+      b(n / 2, n / 2) = -1;
+      auto e = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
+      EXPECT_EQ(potrf(ExecSpace(), Uplo::Lower, e), n / 2 + 1) << "force " << force;
+    }
+    if (host) {
+      EXPECT_EQ(f[0].v, f[1].v);
+    }
   }
 }
 

@@ -12,13 +12,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
-#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Lu_Internal.hpp"
 #include "host/Kolesky_HostPool.hpp"
+#include "host/Kolesky_HostRankUpdate.hpp"
 
 namespace kolesky {
 namespace impl {
@@ -105,77 +105,27 @@ int lu_group_factor(const int m, const int kb, T* const a, const std::ptrdiff_t 
   return info;
 }
 
-// B bytes of T for the group update below (by default one vector register: 64 bytes with
-// AVX-512, 32 with AVX, else 16): GCC / Clang vector extensions, plain arrays for other
-// compilers. Loads and stores are unaligned (memcpy).
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#if defined(__AVX512F__)
-constexpr int kHostVecBytes = 64;
-#elif defined(__AVX__)
-constexpr int kHostVecBytes = 32;
-#else
-constexpr int kHostVecBytes = 16;
-#endif
-template <class T, int B = kHostVecBytes>
-struct HostVec {
-  static constexpr int V = B / int(sizeof(T));
-  typedef T type __attribute__((vector_size(B)));
-  static void sub_mul(type& acc, const type& l, const T u) { acc -= l * u; }
-  // Keeps a loaded vector in a register: without it GCC folds the load into each of the
-  // multiply-adds that use it (NC loads of the same L entries per step, which made the
-  // update load-bound at ~60 % of its FMA rate on Zen 4).
-  static void keep(type& x) {
-#if defined(__x86_64__) || defined(__i386__)
-    __asm__("" : "+v"(x));
-#elif defined(__aarch64__)
-    __asm__("" : "+w"(x));
-#else
-    (void)x;
-#endif
-  }
-#else
-constexpr int kHostVecBytes = 16;
-template <class T, int B = kHostVecBytes>
-struct HostVec {
-  static constexpr int V = B / int(sizeof(T));
-  struct type {
-    T e[V];
-  };
-  static void sub_mul(type& acc, const type& l, const T u) {
-    for (int i = 0; i < V; ++i) acc.e[i] -= l.e[i] * u;
-  }
-  static void keep(type&) {}
-#endif
-  static void load(type& x, const T* p) { std::memcpy(&x, p, sizeof x); }
-  static void store(T* p, const type& x) { std::memcpy(p, &x, sizeof x); }
-};
-
 // A factored group of G columns applied to columns to its right (interchanges, U rows, rank-G
-// update of the rows below) or to its left (interchanges only). Column pointers start at the
-// group's first row. The U rows are the unit lower triangle's inverse times the top rows (a
-// product of independent multiply-adds instead of a substitution chain); the rows below take
-// NC columns and R vectors of rows at a time in registers, each L vector loaded once for the
-// NC columns. Every column's arithmetic is the same whichever columns it is grouped with, so
-// the pool's split of the columns does not change a bit. A group with a failed pivot (or
-// fewer than G columns) takes the general path: sequential, failed columns skipped.
+// update of the rows below by host_rank_update) or to its left (interchanges only). Column
+// pointers start at the group's first row. The U rows are the unit lower triangle's inverse
+// times the top rows (a product of independent multiply-adds instead of a substitution chain).
+// A group with a failed pivot (or fewer than G columns) takes the general path: sequential,
+// failed columns skipped.
 template <int G, class T>
 struct LuGroupUpdate {
-  static constexpr int V = HostVec<T>::V, R = 2, NC = 4;
+  static constexpr int NC = kHostUpdateColumns;
   const T* l0;  // the group's first row
   std::ptrdiff_t lda;
   int m, kb;
   int piv[G];
   bool ok[G];
   bool full;
-  T li[G][G];       // li[q][r] = (L11^{-1})(r, q) when full
-  T* pk = nullptr;  // L's rows below the group, packed (see the constructor)
+  T li[G][G];  // li[q][r] = (L11^{-1})(r, q) when full
+  HostPackedL<T> pk;
 
-  // `work`: room for packed_size(m) entries, or null. A full group's rows below its diagonal
-  // block are then copied there in whole chunks of R V rows, each chunk's G vectors side by
-  // side: the update reads them as one stream, and L's columns never meet in one cache set
-  // (a 4 KB leading dimension, double n = 512, put all G columns' rows in one L1 set: the
-  // pool's getrf took 2.4x OpenBLAS's time there).
-  static std::size_t packed_size(const int m) { return std::size_t(m > G ? m - G : 0) * G; }
+  // `work`: room for packed_size(m) entries, or null; a full group's rows below its diagonal
+  // block are then copied there (HostPackedL).
+  static std::size_t packed_size(const int m) { return HostPackedL<T>::size(G, m - G); }
 
   LuGroupUpdate(const int m_, const int kb_, const T* a, const std::ptrdiff_t lda_, const int* piv_,
                 const bool* ok_, T* const work = nullptr)
@@ -194,13 +144,7 @@ struct LuGroupUpdate {
         li[q][r] = x;
       }
     }
-    if (work) {
-      pk = work;
-      for (int i = G, ch = 0; i + R * V <= m; i += R * V, ++ch)
-        for (int t = 0; t < G; ++t)
-          std::memcpy(pk + (std::ptrdiff_t(ch) * G + t) * R * V, l0 + t * lda + i,
-                      sizeof(T) * R * V);
-    }
+    if (work) pk.template pack<G>(l0, lda, G, m, work);
   }
 
   void swap(T* const x) const {
@@ -226,28 +170,6 @@ struct LuGroupUpdate {
     }
   }
 
-  // Rows [i, i + W * VB) of the C columns x, W vectors of B bytes (VB entries) each; L(i, t)
-  // at lt + t * ls.
-  template <int C, int W, int B = kHostVecBytes>
-  static void rows(T* const* x, const T (*u)[G], const int i, const T* lt,
-                   const std::ptrdiff_t ls) {
-    using VecB = HostVec<T, B>;
-    constexpr int VB = VecB::V;
-    typename VecB::type acc[C][W], l[W];
-    for (int c = 0; c < C; ++c)
-      for (int w = 0; w < W; ++w) VecB::load(acc[c][w], x[c] + i + w * VB);
-    for (int t = 0; t < G; ++t, lt += ls) {
-      for (int w = 0; w < W; ++w) {
-        VecB::load(l[w], lt + w * VB);
-        VecB::keep(l[w]);
-      }
-      for (int c = 0; c < C; ++c)
-        for (int w = 0; w < W; ++w) VecB::sub_mul(acc[c][w], l[w], u[c][t]);
-    }
-    for (int c = 0; c < C; ++c)
-      for (int w = 0; w < W; ++w) VecB::store(x[c] + i + w * VB, acc[c][w]);
-  }
-
   template <int C>
   void apply_full(T* const* x) const {
     T u[C][G];
@@ -262,29 +184,10 @@ struct LuGroupUpdate {
       }
     for (int c = 0; c < C; ++c)
       for (int r = 0; r < G; ++r) x[c][r] = u[c][r];
-    int i = G;
-    if (pk)
-      for (const T* lt = pk; i + R * V <= m; i += R * V, lt += G * R * V)
-        rows<C, R>(x, u, i, lt, R * V);
-    for (; i + R * V <= m; i += R * V) rows<C, R>(x, u, i, l0 + i, lda);
-    for (; i + V <= m; i += V) rows<C, 1>(x, u, i, l0 + i, lda);
-    // The last rows by half and quarter vectors (a 16-byte one at least), then one by one.
-    constexpr int B2 = kHostVecBytes / 2 >= 16 ? kHostVecBytes / 2 : 16;
-    constexpr int B4 = kHostVecBytes / 4 >= 16 ? kHostVecBytes / 4 : 16;
-    if (B2 < kHostVecBytes && i + HostVec<T, B2>::V <= m) {
-      rows<C, 1, B2>(x, u, i, l0 + i, lda);
-      i += HostVec<T, B2>::V;
-    }
-    if (B4 < B2 && i + HostVec<T, B4>::V <= m) {
-      rows<C, 1, B4>(x, u, i, l0 + i, lda);
-      i += HostVec<T, B4>::V;
-    }
-    for (; i < m; ++i)
-      for (int c = 0; c < C; ++c) {
-        T s = x[c][i];
-        for (int t = 0; t < G; ++t) s -= l0[t * lda + i] * u[c][t];
-        x[c][i] = s;
-      }
+    if (pk.l)
+      host_rank_update<G, C>(x, u, G, m, pk.l, pk.ld);
+    else
+      host_rank_update<G, C>(x, u, G, m, l0 + G, lda);
   }
 
   // Columns [j0, j1) of the matrix, given by a pointer at the group's first row of column 0.

@@ -11,11 +11,13 @@
 
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "host/Kolesky_HostPool.hpp"
+#include "host/Kolesky_HostRankUpdate.hpp"
 
 namespace kolesky {
 namespace impl {
@@ -50,50 +52,69 @@ int chol_group_factor(const int m, const int kb, T* const a, const std::ptrdiff_
 }
 
 // Group k's update of the columns to its right: x(i, j) -= sum_t L(i, t) L(j, t), i >= j.
-// Column pointers start at row 0; l[t] is the group's column t from row 0.
+// Column pointers start at row 0. A full group updates four columns at a time: their
+// triangular corner row by row, then the rows below by host_rank_update, from a copy of L's
+// rows below the group when `work` is given (HostPackedL).
 template <int G, class T>
 struct CholGroupUpdate {
-  const T* l[G];
-  int n, kb;
+  static constexpr int NC = kHostUpdateColumns;
+  const T* l0;  // the group's column 0, from row 0
+  std::ptrdiff_t lda;
+  int n, kb, pb;
+  HostPackedL<T> pk;  // rows from pb
 
-  CholGroupUpdate(const int n_, const int kb_, const T* col0, const std::ptrdiff_t lda)
-      : n(n_), kb(kb_) {
-    for (int t = 0; t < G; ++t) l[t] = col0 + (t < kb ? t : 0) * lda;
+  // Entries `work` needs for group k0's rows below it.
+  static std::size_t packed_size(const int n, const int k0) {
+    return HostPackedL<T>::size(G, n - k0 - G);
+  }
+
+  CholGroupUpdate(const int n_, const int kb_, const int k0, const T* col0,
+                  const std::ptrdiff_t lda_, T* const work = nullptr)
+      : l0(col0), lda(lda_), n(n_), kb(kb_), pb(k0 + G) {
+    if (work && kb == G) pk.template pack<G>(l0, lda, pb, n, work);
   }
 
   void apply(T* const x, const int j) const {
     for (int t = 0; t < kb; ++t) {
-      const T* const lt = l[t];
+      const T* const lt = l0 + t * lda;
       const T u = lt[j];
       KOLESKY_IVDEP
       for (int i = j; i < n; ++i) x[i] -= lt[i] * u;
     }
   }
 
-  // Columns j and j + 1: each L entry loaded once for two multiply-adds.
-  void apply2(T* const x0, T* const x1, const int j) const {
+  template <int C>
+  void apply_full(T* const* x, const int j) const {
+    T u[C][G];
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < G; ++t) u[c][t] = l0[t * lda + j + c];
+    for (int c = 0; c < C; ++c)
+      for (int i = j + c; i < j + C; ++i) {
+        T s = x[c][i];
+        for (int t = 0; t < G; ++t) s -= l0[t * lda + i] * u[c][t];
+        x[c][i] = s;
+      }
+    const int i = j + C;
+    if (pk.l)
+      host_rank_update<G, C>(x, u, i, n, pk.l + (i - pb), pk.ld);
+    else
+      host_rank_update<G, C>(x, u, i, n, l0 + i, lda);
+  }
+
+  // Columns [c0, c1) of the matrix a.
+  void apply_columns(T* const a, const std::ptrdiff_t ld, int c0, const int c1) const {
     if (kb < G) {
-      apply(x0, j);
-      apply(x1, j + 1);
+      for (; c0 < c1; ++c0) apply(a + c0 * ld, c0);
       return;
     }
-    T u0[G], u1[G];
-    for (int t = 0; t < G; ++t) u0[t] = l[t][j], u1[t] = l[t][j + 1];
-    T d = T(0);
-    for (int t = 0; t < G; ++t) d += l[t][j] * u0[t];
-    x0[j] -= d;
-    KOLESKY_IVDEP
-    for (int i = j + 1; i < n; ++i) {
-      T s0 = T(0), s1 = T(0), r0 = T(0), r1 = T(0);  // half-length dependency chains
-      for (int t = 0; t < G; t += 2) {
-        const T v = l[t][i], w = l[t + 1][i];
-        s0 += v * u0[t];
-        s1 += v * u1[t];
-        r0 += w * u0[t + 1];
-        r1 += w * u1[t + 1];
-      }
-      x0[i] -= s0 + r0;
-      x1[i] -= s1 + r1;
+    for (; c0 + NC <= c1; c0 += NC) {
+      T* x[NC];
+      for (int c = 0; c < NC; ++c) x[c] = a + (c0 + c) * ld;
+      apply_full<NC>(x, c0);
+    }
+    for (; c0 < c1; ++c0) {
+      T* x[1] = {a + c0 * ld};
+      apply_full<1>(x, c0);
     }
   }
 };
@@ -106,8 +127,14 @@ int host_potrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
   const int ng = (n + G - 1) / G;
   if (team > ng) team = ng;
   if (team < 1) team = 1;
+  using U = CholGroupUpdate<G, T>;
   HostGroupFlags done(ng);
   std::vector<int> fail(std::size_t(ng), 0);
+  // Per thread: its packed copy of the current group's L (packing costs about one column's
+  // update: done while 32 or more columns are to the group's right).
+  constexpr int kPackFrom = 32;
+  const std::size_t pks = U::packed_size(n, 0);
+  const std::unique_ptr<T[]> packs(n >= G + kPackFrom ? new T[std::size_t(team) * pks] : nullptr);
   const auto factor = [&](const int g) {
     const int k0 = g * G, kb = n - k0 < G ? n - k0 : G;
     const int r = chol_group_factor<G>(n - k0, kb, a + k0 + k0 * lda, lda);
@@ -117,17 +144,17 @@ int host_potrf_threads(const Exec& exec, const int n, T* const a, const std::ptr
   const auto body = [&](const int t) {
     if (t == 0) factor(0);
     for (int k = 0; k < ng; ++k) {
+      int j = k + 1;
+      j += ((t - j) % team + team) % team;  // this thread's first group after k
+      if (j >= ng) break;                   // and its last step
       done.wait(k);
       if (fail[std::size_t(k)] != 0) return;  // every thread stops at the same group
       const int k0 = k * G, kb = n - k0 < G ? n - k0 : G;
-      const CholGroupUpdate<G, T> g(n, kb, a + k0 * lda, lda);
-      int j = k + 1;
-      j += ((t - j) % team + team) % team;  // this thread's first group after k
+      T* const work = n - k0 - G >= kPackFrom ? packs.get() + std::size_t(t) * pks : nullptr;
+      const U g(n, kb, k0, a + k0 * lda, lda, work);
       for (; j < ng; j += team) {
         const int c0 = j * G, c1 = n - c0 < G ? n : c0 + G;
-        int c = c0;
-        for (; c + 2 <= c1; c += 2) g.apply2(a + c * lda, a + (c + 1) * lda, c);
-        if (c < c1) g.apply(a + c * lda, c);
+        g.apply_columns(a, lda, c0, c1);
         if (j == k + 1) factor(j);
       }
     }
