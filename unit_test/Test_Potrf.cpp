@@ -220,7 +220,7 @@ TYPED_TEST(Potrf, NanAndInfGiveInfo) {
   }
 }
 
-// The default options by size: on the host one thread up to 64, the pool in one parallel
+// The default options by size: on the host one thread up to 128, the pool in one parallel
 // region up to 640 (column-major lower triangles, groups of 8 columns), BLAS panels above
 // (256 columns in double, 384 in float); on
 // CUDA the staged kernels (a warp to 16; the split kernel's 64 / 128 / 256-row blocks from 17
@@ -252,7 +252,7 @@ TYPED_TEST(Potrf, DefaultEverySizePath) {
   }
 }
 
-// The host pool's one-region orders (65-640): every order to 200 and a few to its end, where
+// The host pool's one-region orders (129-640): every order to 232 and a few to its end, where
 // the group update's row chunks (two vectors, one, a half, a quarter, single rows; packed or
 // not) meet every remainder; the pool and the calling thread agree bit for bit, a failing
 // pivot mid-way gives its exact info both ways. Other backends run the default path.
@@ -261,7 +261,7 @@ TYPED_TEST(Potrf, PoolOrdersBothWays) {
   constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
   const HostTeamForce knob;
   std::vector<int> orders;
-  for (int n = 65; n <= 200; ++n) orders.push_back(n);
+  for (int n = 129; n <= 232; ++n) orders.push_back(n);
   for (const int n : {257, 333, 511, 639, 640}) orders.push_back(n);
   for (const int n : orders) {
     SCOPED_TRACE("n = " + std::to_string(n));
@@ -289,15 +289,16 @@ TYPED_TEST(Potrf, PoolOrdersBothWays) {
 }
 
 // One block on the calling thread (host): every order to 128, where three kernels take turns
-// (four-column groups, 32-byte and 64-byte column chunks; the crossovers differ by scalar),
-// through the default (n <= 64) and a single 128-column panel above; both layouts and
-// triangles, failing pivots first, mid and last with the exact info. Any backend runs it.
+// (four-column groups, 32-byte and 64-byte column chunks, the 64-byte ones in passes of
+// several chunks; the crossovers differ by scalar and by n's remainder), through the default
+// and, for even orders above 64, a single 128-column panel of the blocked driver; both layouts
+// and triangles, failing pivots first, mid and last with the exact info. Any backend runs it.
 TYPED_TEST(Potrf, OneBlockEveryOrder) {
   using T = TypeParam;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int n = 1; n <= 128; ++n) {
     PotrfOptions o;
-    if (n > 64) o.algo = Algo::Blocked, o.block_size = 128;
+    if (n > 64 && n % 2 == 0) o.algo = Algo::Blocked, o.block_size = 128;
     const Dense a = random_spd<T>(n, 500u + n);
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       check_factor<T, Kokkos::LayoutLeft>(a, uplo, o);

@@ -26,6 +26,7 @@ struct HostVec {
   static constexpr int V = B / int(sizeof(T));
   typedef T type __attribute__((vector_size(B)));
   static void sub_mul(type& acc, const type& l, const T u) { acc -= l * u; }
+  static void add(type& a, const type& b) { a += b; }
   // Keeps a loaded vector in a register: without it GCC folds the load into each of the
   // multiply-adds that use it (C loads of the same L entries per step, which made the update
   // load-bound at ~60 % of its FMA rate on Zen 4).
@@ -49,10 +50,14 @@ struct HostVec {
   static void sub_mul(type& acc, const type& l, const T u) {
     for (int i = 0; i < V; ++i) acc.e[i] -= l.e[i] * u;
   }
+  static void add(type& a, const type& b) {
+    for (int i = 0; i < V; ++i) a.e[i] += b.e[i];
+  }
   static void keep(type&) {}
 #endif
   static void load(type& x, const T* p) { std::memcpy(&x, p, sizeof x); }
   static void store(T* p, const type& x) { std::memcpy(p, &x, sizeof x); }
+  static void zero(type& x) { std::memset(&x, 0, sizeof x); }
 };
 
 // Columns per pass, and rows per pass in vectors.

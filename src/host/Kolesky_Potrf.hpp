@@ -77,10 +77,10 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
     throw_invalid(routine, "B has ", b.extent(1), " columns, more than ", INT_MAX);
 }
 
-// Host, Algo::Default: the orders factored by host_potrf_threads (2 cores, measured: one
-// thread is faster up to 64, and up to 128 when idle threads sleep; above 640 the rank-8
-// updates stream the matrix from beyond L2 and the BLAS panels win).
-constexpr int kHostCholThreadsMin = 64;
+// Host, Algo::Default: the orders factored by host_potrf_threads, from kHostDiag + 1 (2 cores,
+// measured: up to 128 the calling thread's block, host_potrf_block, beats the pool's two
+// threads, 1.05-1.4x in float, 0.9-1.3x in double, and the pool's kernel on one thread by
+// more; above 640 the rank-8 updates stream the matrix from beyond L2 and the BLAS panels win).
 constexpr int kHostCholThreads = 640;
 
 // Blocked panels' width when the caller gives none. With the host's vendor BLAS (OpenBLAS
@@ -98,7 +98,7 @@ constexpr int default_block_size() {
 template <class Exec, class T>
 bool host_pool_order(const Exec& exec, const int n, const Strided<T> a, const PotrfOptions& opt) {
   return opt.algo == Algo::Default && opt.block_size <= 0 && a.rs == 1 &&
-         n > (host_pool_sleeps() ? kHostDiag : kHostCholThreadsMin) && n <= kHostCholThreads &&
+         n > kHostDiag && n <= kHostCholThreads &&
          exec.concurrency() > 1;
 }
 
@@ -346,12 +346,12 @@ template <class Exec, class T>
 int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt) {
   if (n == 0) return 0;
   if constexpr (is_host_exec<Exec>()) {
-    // The default's orders of one block (its panels are never narrower than kHostDiag) that
-    // the pool does not take: the block on the calling thread, as the blocked driver would
-    // factor it, without the driver's info word, fences and empty BLAS calls (~60 ns of a
-    // ~200 ns call at n = 8).
+    // The default's orders of one block (its panels are never narrower than kHostDiag; the
+    // pool takes only larger ones): the block on the calling thread, as the blocked driver
+    // would factor it, without the driver's info word, fences and empty BLAS calls (~60 ns of
+    // a ~200 ns call at n = 8).
     if (opt.algo == Algo::Default && opt.block_size <= 0 && opt.panel != Panel::Dataflow &&
-        n <= kHostDiag && !host_pool_order(exec, n, a, opt)) {
+        n <= kHostDiag) {
       exec.fence();
       return host_potrf_block(n, a);
     }

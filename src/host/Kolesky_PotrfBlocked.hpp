@@ -20,6 +20,7 @@
 #include "dense/Kolesky_PotrfTrace.hpp"
 #include "dense/Kolesky_PotrsFlow.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
+#include "host/Kolesky_HostRankUpdate.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
 
 namespace kolesky {
@@ -33,8 +34,8 @@ namespace impl {
 constexpr int kHostDiag = 128;
 // Which kernel factors a block of order n (AVX-512 core, measured against each other at
 // 12-128: docs/performance_log.md, issue 17, thirteenth session): four-column groups below
-// kHostChunksMin, column chunks of 32 bytes up to kHostChunks32Max (less padding), of 64 bytes
-// above; the chunks are 5-50 % faster than the groups from there to 128.
+// kHostChunksMin, column chunks of 32 bytes up to kHostChunks32Max (less padding), above it
+// the chunk that pads n less; the chunks are 5-50 % faster than the groups from there to 128.
 template <class T>
 constexpr int kHostChunksMin = sizeof(T) == 4 ? 24 : 20;
 template <class T>
@@ -90,55 +91,97 @@ int host_potrf_groups(const int n, const Strided<T> a) {
   return info;
 }
 
-// Left-looking by chunks of V rows (one VB-byte vector): column j's chunk from the one holding
-// row j down is summed against every earlier column in a register (two accumulators), with no
-// trip count or remainder that depends on j inside the chunk, so each chunk is whole-vector
-// FMAs. Columns are padded to a multiple of V with zeros (the rows above j in j's first chunk
-// and below n), which stay finite and never reach the lower triangle. On a failed pivot the
-// columns after it are left as they came in.
+// Rows [c, c + NC * V) of column j (NC chunks of one VB-byte vector, V entries), left-looking
+// in one pass over the earlier columns k: each L(j, k) is loaded once for the NC chunks, and
+// each chunk has two accumulators (even and odd k) so that the last columns' one-chunk sums
+// are not one FMA latency chain. One pass per chunk instead (the kernel before) loaded
+// L(j, k) once per FMA and was load-bound: float n = 113, one chunk more per column than 112,
+// took 1.4x as long.
+template <int NC, int VB, class T>
+inline void host_chunk_rows(T* const w, const int ld, const int j, const int c) {
+  using Vec = HostVec<T, VB>;
+  constexpr int V = Vec::V;
+  T* const cj = w + j * ld + c;
+  typename Vec::type s0[NC], s1[NC], x;
+  for (int q = 0; q < NC; ++q) Vec::load(s0[q], cj + q * V), Vec::zero(s1[q]);
+  int k = 0;
+  for (; k + 1 < j; k += 2) {
+    const T* const p0 = w + k * ld;
+    const T* const p1 = p0 + ld;
+    const T l0 = p0[j], l1 = p1[j];
+    for (int q = 0; q < NC; ++q) {
+      Vec::load(x, p0 + c + q * V);
+      Vec::sub_mul(s0[q], x, l0);
+      Vec::load(x, p1 + c + q * V);
+      Vec::sub_mul(s1[q], x, l1);
+    }
+  }
+  if (k < j) {
+    const T* const p0 = w + k * ld;
+    const T l0 = p0[j];
+    for (int q = 0; q < NC; ++q) {
+      Vec::load(x, p0 + c + q * V);
+      Vec::sub_mul(s0[q], x, l0);
+    }
+  }
+  for (int q = 0; q < NC; ++q) {
+    Vec::add(s0[q], s1[q]);
+    Vec::store(cj + q * V, s0[q]);
+  }
+}
+
+// Chunks per pass: their accumulators in half the vector registers (32 with AVX-512, else 16).
+template <int VB>
+constexpr int host_chunks_per_pass() {
+  constexpr int regs = kHostVecBytes == 64 ? 32 : 16;
+  constexpr int per = VB > kHostVecBytes ? VB / kHostVecBytes : 1;  // registers per vector
+  return regs / 2 / (2 * per) > 0 ? regs / 2 / (2 * per) : 1;
+}
+
+// The last pass's m < P chunks.
+template <int NC, int VB, class T>
+inline void host_chunk_rows_upto(const int m, T* const w, const int ld, const int j,
+                                 const int c) {
+  if (m == NC)
+    host_chunk_rows<NC, VB>(w, ld, j, c);
+  else if constexpr (NC > 1)
+    host_chunk_rows_upto<NC - 1, VB>(m, w, ld, j, c);
+}
+
+// Left-looking by chunks of V rows: column j's rows from the chunk holding row j down to mr
+// (n rounded up to a whole chunk) in passes of host_chunks_per_pass chunks, whole-vector FMAs
+// with no trip count that depends on j inside a pass. The padding (rows above j in j's first
+// chunk, rows n to mr) holds zeros, which stay finite and never reach the lower triangle. On
+// a failed pivot the columns after it are left as they came in.
 template <int VB, class T>
 int host_potrf_chunks(const int n, const Strided<T> a) {
-  constexpr int V = VB / int(sizeof(T)), M = kHostDiag;
-  int ld = (n + V - 1) / V * V;
-  if (ld * sizeof(T) % 1024 == 0) ld += V;  // columns 1 KB apart share L1 sets (double 128: 1.5x)
+  constexpr int V = VB / int(sizeof(T)), M = kHostDiag, P = host_chunks_per_pass<VB>();
+  const int mr = (n + V - 1) / V * V;
+  // Columns an odd number of 64-byte lines apart, so that one chunk's rows of the earlier
+  // columns spread over all L1 sets: 512 bytes apart (float 113-128) they met in 8 sets and
+  // float 113 took 1.6x the time of 112; 1 KB apart (double 128), 1.5x.
+  const int ld = mr * sizeof(T) % 128 == 0 ? mr + V : mr;
   alignas(64) T w[(M + V) * M];
   for (int j = 0; j < n; ++j) {
     T* cj = w + j * ld;
     for (int i = j / V * V; i < j; ++i) cj[i] = T(0);
     for (int i = j; i < n; ++i) cj[i] = a(i, j);
-    for (int i = n; i < ld; ++i) cj[i] = T(0);
+    for (int i = n; i < mr; ++i) cj[i] = T(0);
   }
   int info = 0;
   for (int j = 0; j < n; ++j) {
     T* cj = w + j * ld;
     const int i0 = j / V * V;
-    for (int c = i0; c < ld; c += V) {
-      T s0[V], s1[V];
-      for (int i = 0; i < V; ++i) s0[i] = cj[c + i], s1[i] = T(0);
-      int k = 0;
-      for (; k + 1 < j; k += 2) {
-        const T* p0 = w + k * ld;
-        const T* p1 = p0 + ld;
-        const T l0 = p0[j], l1 = p1[j];
-        for (int i = 0; i < V; ++i) {
-          s0[i] -= p0[c + i] * l0;
-          s1[i] -= p1[c + i] * l1;
-        }
-      }
-      if (k < j) {
-        const T* p0 = w + k * ld;
-        const T l0 = p0[j];
-        for (int i = 0; i < V; ++i) s0[i] -= p0[c + i] * l0;
-      }
-      for (int i = 0; i < V; ++i) cj[c + i] = s0[i] + s1[i];
-    }
+    int c = i0;
+    for (; c + P * V <= mr; c += P * V) host_chunk_rows<P, VB>(w, ld, j, c);
+    if (c < mr) host_chunk_rows_upto<P - 1, VB>((mr - c) / V, w, ld, j, c);
     const T d = cj[j];
     if (!usable_pivot(d)) {
       info = j + 1;
       break;
     }
     const T s = std::sqrt(d), r = host_rsqrt(d, s);
-    for (int i = i0; i < ld; ++i) cj[i] *= r;
+    for (int i = i0; i < mr; ++i) cj[i] *= r;
     cj[j] = s;
   }
   for (int j = 0; j < n; ++j)
@@ -150,7 +193,12 @@ int host_potrf_chunks(const int n, const Strided<T> a) {
 template <class T>
 int host_potrf_block(const int n, const Strided<T> a) {
   if (n < kHostChunksMin<T>) return host_potrf_groups(n, a);
-  return n <= kHostChunks32Max<T> ? host_potrf_chunks<32>(n, a) : host_potrf_chunks<64>(n, a);
+  // Above kHostChunks32Max, the chunk that pads n less (64 bytes on a tie): 64-byte chunks
+  // were 5-15 % slower where n is up to half a chunk past a multiple of 64 bytes.
+  constexpr int V = 64 / int(sizeof(T));
+  const int r = n % V;
+  return n <= kHostChunks32Max<T> || (r != 0 && r <= V / 2) ? host_potrf_chunks<32>(n, a)
+                                                            : host_potrf_chunks<64>(n, a);
 }
 
 // Largest diagonal block factored by one kernel. GPU: one warp, the block in registers (a
