@@ -14,6 +14,18 @@
 #define KOLESKY_IVDEP
 #endif
 
+// Before a short host loop over registers (arrays of vectors): unroll it whole, so the array
+// stays in registers (GCC turned such a loop into a copy through the stack).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define KOLESKY_UNROLL
+#elif defined(__clang__)
+#define KOLESKY_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define KOLESKY_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KOLESKY_UNROLL
+#endif
+
 namespace kolesky {
 
 // Which triangle holds the input and receives the factor.

@@ -103,12 +103,14 @@ inline void host_chunk_rows(T* const w, const int ld, const int j, const int c) 
   constexpr int V = Vec::V;
   T* const cj = w + j * ld + c;
   typename Vec::type s0[NC], s1[NC], x;
+  KOLESKY_UNROLL
   for (int q = 0; q < NC; ++q) Vec::load(s0[q], cj + q * V), Vec::zero(s1[q]);
   int k = 0;
   for (; k + 1 < j; k += 2) {
     const T* const p0 = w + k * ld;
     const T* const p1 = p0 + ld;
     const T l0 = p0[j], l1 = p1[j];
+    KOLESKY_UNROLL
     for (int q = 0; q < NC; ++q) {
       Vec::load(x, p0 + c + q * V);
       Vec::sub_mul(s0[q], x, l0);
@@ -119,23 +121,29 @@ inline void host_chunk_rows(T* const w, const int ld, const int j, const int c) 
   if (k < j) {
     const T* const p0 = w + k * ld;
     const T l0 = p0[j];
+    KOLESKY_UNROLL
     for (int q = 0; q < NC; ++q) {
       Vec::load(x, p0 + c + q * V);
       Vec::sub_mul(s0[q], x, l0);
     }
   }
+  KOLESKY_UNROLL
   for (int q = 0; q < NC; ++q) {
     Vec::add(s0[q], s1[q]);
     Vec::store(cj + q * V, s0[q]);
   }
 }
 
-// Chunks per pass: their accumulators in half the vector registers (32 with AVX-512, else 16).
-template <int VB>
+// Chunks per pass: float 2, double 4 (one core with AVX-512, n = 32-128: more were up to 1.4x
+// slower in float, fewer up to 1.2x in double), and never more accumulators than half the
+// vector registers (32 with AVX-512, else 16).
+template <int VB, class T>
 constexpr int host_chunks_per_pass() {
   constexpr int regs = kHostVecBytes == 64 ? 32 : 16;
   constexpr int per = VB > kHostVecBytes ? VB / kHostVecBytes : 1;  // registers per vector
-  return regs / 2 / (2 * per) > 0 ? regs / 2 / (2 * per) : 1;
+  constexpr int cap = regs / 2 / (2 * per) > 0 ? regs / 2 / (2 * per) : 1;
+  constexpr int want = sizeof(T) == 4 ? 2 : 4;
+  return want < cap ? want : cap;
 }
 
 // The last pass's m < P chunks.
@@ -155,7 +163,7 @@ inline void host_chunk_rows_upto(const int m, T* const w, const int ld, const in
 // a failed pivot the columns after it are left as they came in.
 template <int VB, class T>
 int host_potrf_chunks(const int n, const Strided<T> a) {
-  constexpr int V = VB / int(sizeof(T)), M = kHostDiag, P = host_chunks_per_pass<VB>();
+  constexpr int V = VB / int(sizeof(T)), M = kHostDiag, P = host_chunks_per_pass<VB, T>();
   const int mr = (n + V - 1) / V * V;
   // Columns an odd number of 64-byte lines apart, so that one chunk's rows of the earlier
   // columns spread over all L1 sets: 512 bytes apart (float 113-128) they met in 8 sets and
@@ -174,7 +182,7 @@ int host_potrf_chunks(const int n, const Strided<T> a) {
     const int i0 = j / V * V;
     int c = i0;
     for (; c + P * V <= mr; c += P * V) host_chunk_rows<P, VB>(w, ld, j, c);
-    if (c < mr) host_chunk_rows_upto<P - 1, VB>((mr - c) / V, w, ld, j, c);
+    if (P > 1 && c < mr) host_chunk_rows_upto<(P > 1 ? P - 1 : 1), VB>((mr - c) / V, w, ld, j, c);
     const T d = cj[j];
     if (!usable_pivot(d)) {
       info = j + 1;
