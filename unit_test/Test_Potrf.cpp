@@ -289,8 +289,8 @@ TYPED_TEST(Potrf, PoolOrdersBothWays) {
 }
 
 // One block on the calling thread (host): every order to 128, where three kernels take turns
-// (four-column groups, 32-byte and 64-byte column chunks, the 64-byte ones in passes of
-// several chunks; the crossovers differ by scalar and by n's remainder), through the default
+// (four-column groups, 32-byte and 64-byte column chunks in passes of several chunks; the
+// crossovers differ by scalar and by n's remainder), through the default
 // and, for even orders above 64, a single 128-column panel of the blocked driver; both layouts
 // and triangles, failing pivots first, mid and last with the exact info. Any backend runs it.
 TYPED_TEST(Potrf, OneBlockEveryOrder) {

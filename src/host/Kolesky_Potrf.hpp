@@ -78,9 +78,10 @@ void check_rhs(const char* routine, const AView& a, const BView& b) {
 }
 
 // Host, Algo::Default: the orders factored by host_potrf_threads, from kHostDiag + 1 (2 cores,
-// measured: up to 128 the calling thread's block, host_potrf_block, beats the pool's two
-// threads, 1.05-1.4x in float, 0.9-1.3x in double, and the pool's kernel on one thread by
-// more; above 640 the rank-8 updates stream the matrix from beyond L2 and the BLAS panels win).
+// measured: at 65-128 the calling thread's block, host_potrf_block, beats the pool's two
+// threads by 1.05-1.5x in float and 0.9-1.4x in double, and the pool's kernel on one thread
+// (the slow VM state's way) by more; above 640 the rank-8 updates stream the matrix from
+// beyond L2 and the BLAS panels win).
 constexpr int kHostCholThreads = 640;
 
 // Blocked panels' width when the caller gives none. With the host's vendor BLAS (OpenBLAS
