@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "Kolesky_TestUtils.hpp"
 
@@ -296,6 +297,79 @@ TYPED_TEST(PotrfBlocked, PotrsFewRightHandSides) {
     auto bl = to_device<T, Kokkos::LayoutLeft>(b);
     potrs(ExecSpace(), Uplo::Lower, dl, bl);
     EXPECT_LT(solve_ratio<T>(ar, to_host(bl), b), 30.0);
+  }
+}
+
+// CUDA's warp-per-column solve (n <= 256) forced wherever it applies: orders around the
+// 32-row blocks and the bound (257 and 300 take the other paths), 1-100 columns, both
+// triangles, A and B in either layout, B strided, an ill-conditioned A, a NaN in one column.
+// Other backends run their own path on the same cases.
+TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
+  using T = TypeParam;
+  using Strided2 = Kokkos::View<T**, Kokkos::LayoutStride, MemSpace>;
+  struct Restore {
+    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
+  } restore;
+  kolesky::impl::PotrsWarpKnobs::get().warp = 2;
+  for (const int n : {1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      const Dense a = random_spd<T>(n, 80u + n);
+      auto dl = to_device<T, Kokkos::LayoutLeft>(a, uplo, kOther);
+      auto dr = to_device<T, Kokkos::LayoutRight>(a, uplo, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dl), 0);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dr), 0);
+      for (const int nrhs : {1, 3, 13, 100}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs) +
+                     (uplo == Uplo::Lower ? " lower" : " upper"));
+        Dense b = random_matrix(n, nrhs, 81u + nrhs);
+        for (auto& x : b.v) x = double(T(x));
+        auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+        auto br = to_device<T, Kokkos::LayoutRight>(b);
+        potrs(ExecSpace(), uplo, dl, bl);
+        potrs(ExecSpace(), uplo, dr, br);
+        Kokkos::View<T*, MemSpace> buf("buf", std::size_t(4) * (n + 3) * nrhs + 1);
+        Strided2 bs(buf.data(), Kokkos::LayoutStride(n, 2, nrhs, 2 * (n + 3)));
+        copy_2d(bs, to_device<T, Kokkos::LayoutLeft>(b));
+        potrs(ExecSpace(), uplo, dl, bs);
+        const std::pair<const char*, Dense> xs[] = {
+            {"B LayoutLeft", to_host(bl)}, {"B LayoutRight", to_host(br)},
+            {"B strided", strided_to_host<T>(bs)}};
+        for (const auto& [what, x] : xs) EXPECT_LT(solve_ratio<T>(a, x, b), 30.0) << what;
+      }
+    }
+  {  // ill-conditioned (cond 1e6 double, 1e3 float)
+    const int n = 200;
+    const Dense a = spd_with_condition(n, std::is_same<T, double>::value ? 1e6 : 1e3, 82u);
+    Dense ar = a;
+    for (auto& x : ar.v) x = double(T(x));
+    auto dl = to_device<T, Kokkos::LayoutLeft>(ar, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
+    Dense b = random_matrix(n, 20, 83u);
+    for (auto& x : b.v) x = double(T(x));
+    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+    potrs(ExecSpace(), Uplo::Lower, dl, bl);
+    EXPECT_LT(solve_ratio<T>(ar, to_host(bl), b), 30.0);
+  }
+  {  // a NaN in column 2 of 40 spoils that column alone
+    const int n = 97;
+    const Dense a = random_spd<T>(n, 84u);
+    auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, da), 0);
+    Dense b = random_matrix(n, 40, 85u);
+    for (auto& x : b.v) x = double(T(x));
+    Dense bn = b;
+    bn(60, 2) = std::nan("");
+    auto db = to_device<T, Kokkos::LayoutLeft>(bn);
+    potrs(ExecSpace(), Uplo::Lower, da, db);
+    const Dense x = to_host(db);
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(x(i, 2))) << i;
+    Dense xg(n, 39), bg(n, 39);
+    for (int c = 0, d = 0; c < 40; ++c)
+      if (c != 2) {
+        for (int i = 0; i < n; ++i) xg(i, d) = x(i, c), bg(i, d) = b(i, c);
+        ++d;
+      }
+    EXPECT_LT(solve_ratio<T>(a, xg, bg), 30.0);
   }
 }
 

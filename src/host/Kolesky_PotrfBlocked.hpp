@@ -19,6 +19,7 @@
 #include "dense/Kolesky_PotrfDataflow.hpp"
 #include "dense/Kolesky_PotrfTrace.hpp"
 #include "dense/Kolesky_PotrsFlow.hpp"
+#include "dense/Kolesky_PotrsWarp.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 #include "host/Kolesky_HostRankUpdate.hpp"
 #include "host/Kolesky_Potrf_Impl.hpp"
@@ -614,6 +615,8 @@ void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<
   if (n == 0 || nrhs == 0) return;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    if (potrs_warp_wins<T>(n, nrhs))
+      return potrs_warp<T>(exec, n, nrhs, l, b);
     if (potrs_flow_wins(n, nrhs))
       return potrs_flow<T>(exec, n, nrhs, l, b);
   }
