@@ -77,6 +77,51 @@ std::string describe(const PotrfOptions& o, int n) {
 
 }  // namespace
 
+// potrs of B (n x nrhs, already rounded to T) by the factors in dl and dr: B in LayoutLeft
+// against dl, LayoutRight against dr, and every other row and column of a larger buffer
+// against dl. The three solutions, labelled.
+template <class T, class DL, class DR>
+std::vector<std::pair<const char*, Dense>> solve_three_layouts(Uplo uplo, const DL& dl,
+                                                               const DR& dr, const Dense& b) {
+  using Strided2 = Kokkos::View<T**, Kokkos::LayoutStride, MemSpace>;
+  const int n = b.n, nrhs = b.m;
+  auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+  auto br = to_device<T, Kokkos::LayoutRight>(b);
+  potrs(ExecSpace(), uplo, dl, bl);
+  potrs(ExecSpace(), uplo, dr, br);
+  Kokkos::View<T*, MemSpace> buf("buf", std::size_t(4) * (n + 3) * nrhs + 1);
+  Strided2 bs(buf.data(), Kokkos::LayoutStride(n, 2, nrhs, 2 * (n + 3)));
+  copy_2d(bs, to_device<T, Kokkos::LayoutLeft>(b));
+  potrs(ExecSpace(), uplo, dl, bs);
+  return {{"B LayoutLeft", to_host(bl)}, {"B LayoutRight", to_host(br)},
+          {"B strided", strided_to_host<T>(bs)}};
+}
+
+// potrs of 40 right-hand sides against A's lower factor, column 2 with a NaN in `row`: that
+// column comes out all NaN, the other 39 solve A.
+template <class T>
+void nan_stays_in_its_column(const Dense& a, const int row, const unsigned seed) {
+  SCOPED_TRACE("NaN in column 2, n=" + std::to_string(a.n));
+  const int n = a.n;
+  auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, da), 0);
+  Dense b = random_matrix(n, 40, seed);
+  for (auto& x : b.v) x = double(T(x));
+  Dense bn = b;
+  bn(row, 2) = std::nan("");
+  auto db = to_device<T, Kokkos::LayoutLeft>(bn);
+  potrs(ExecSpace(), Uplo::Lower, da, db);
+  const Dense x = to_host(db);
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(x(i, 2))) << i;
+  Dense xg(n, 39), bg(n, 39);
+  for (int c = 0, d = 0; c < 40; ++c)
+    if (c != 2) {
+      for (int i = 0; i < n; ++i) xg(i, d) = x(i, c), bg(i, d) = b(i, c);
+      ++d;
+    }
+  EXPECT_LT(n <= 300 ? solve_ratio<T>(a, xg, bg) : solve_ratio_fast(a, xg, bg, eps<T>()), 30.0);
+}
+
 // Panel widths that divide n and that do not, several panels, both level-3 implementations,
 // both layouts and triangles.
 TYPED_TEST(PotrfBlocked, VariantsBlockSizesBlas) {
@@ -251,20 +296,8 @@ TYPED_TEST(PotrfBlocked, PotrsFewRightHandSides) {
                      (uplo == Uplo::Lower ? " lower" : " upper"));
         Dense b = random_matrix(n, nrhs, 51u + nrhs);
         for (auto& x : b.v) x = double(T(x));
-        auto bl = to_device<T, Kokkos::LayoutLeft>(b);
-        auto br = to_device<T, Kokkos::LayoutRight>(b);
-        potrs(ExecSpace(), uplo, dl, bl);
-        potrs(ExecSpace(), uplo, dr, br);
-        // Every other row and column of a larger buffer.
-        Kokkos::View<T*, MemSpace> buf("buf", std::size_t(4) * (n + 3) * nrhs + 1);
-        Strided2 bs(buf.data(), Kokkos::LayoutStride(n, 2, nrhs, 2 * (n + 3)));
-        copy_2d(bs, to_device<T, Kokkos::LayoutLeft>(b));
-        potrs(ExecSpace(), uplo, dl, bs);
         // solve_ratio up to n = 300, its O(n^2) form above.
-        const std::pair<const char*, Dense> xs[] = {
-            {"B LayoutLeft", to_host(bl)}, {"B LayoutRight", to_host(br)},
-            {"B strided", strided_to_host<T>(bs)}};
-        for (const auto& [what, x] : xs)
+        for (const auto& [what, x] : solve_three_layouts<T>(uplo, dl, dr, b))
           EXPECT_LT(n <= 300 ? solve_ratio<T>(a, x, b) : solve_ratio_fast(a, x, b, eps<T>()), 30.0)
               << what;
       }
@@ -306,7 +339,6 @@ TYPED_TEST(PotrfBlocked, PotrsFewRightHandSides) {
 // Other backends run their own path on the same cases.
 TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
   using T = TypeParam;
-  using Strided2 = Kokkos::View<T**, Kokkos::LayoutStride, MemSpace>;
   struct Restore {
     ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
   } restore;
@@ -323,18 +355,8 @@ TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
                      (uplo == Uplo::Lower ? " lower" : " upper"));
         Dense b = random_matrix(n, nrhs, 81u + nrhs);
         for (auto& x : b.v) x = double(T(x));
-        auto bl = to_device<T, Kokkos::LayoutLeft>(b);
-        auto br = to_device<T, Kokkos::LayoutRight>(b);
-        potrs(ExecSpace(), uplo, dl, bl);
-        potrs(ExecSpace(), uplo, dr, br);
-        Kokkos::View<T*, MemSpace> buf("buf", std::size_t(4) * (n + 3) * nrhs + 1);
-        Strided2 bs(buf.data(), Kokkos::LayoutStride(n, 2, nrhs, 2 * (n + 3)));
-        copy_2d(bs, to_device<T, Kokkos::LayoutLeft>(b));
-        potrs(ExecSpace(), uplo, dl, bs);
-        const std::pair<const char*, Dense> xs[] = {
-            {"B LayoutLeft", to_host(bl)}, {"B LayoutRight", to_host(br)},
-            {"B strided", strided_to_host<T>(bs)}};
-        for (const auto& [what, x] : xs) EXPECT_LT(solve_ratio<T>(a, x, b), 30.0) << what;
+        for (const auto& [what, x] : solve_three_layouts<T>(uplo, dl, dr, b))
+          EXPECT_LT(solve_ratio<T>(a, x, b), 30.0) << what;
       }
     }
   {  // ill-conditioned (cond 1e6 double, 1e3 float)
@@ -350,27 +372,50 @@ TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
     potrs(ExecSpace(), Uplo::Lower, dl, bl);
     EXPECT_LT(solve_ratio<T>(ar, to_host(bl), b), 30.0);
   }
-  {  // a NaN in column 2 of 40 spoils that column alone
-    const int n = 97;
-    const Dense a = random_spd<T>(n, 84u);
-    auto da = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
-    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, da), 0);
-    Dense b = random_matrix(n, 40, 85u);
-    for (auto& x : b.v) x = double(T(x));
-    Dense bn = b;
-    bn(60, 2) = std::nan("");
-    auto db = to_device<T, Kokkos::LayoutLeft>(bn);
-    potrs(ExecSpace(), Uplo::Lower, da, db);
-    const Dense x = to_host(db);
-    for (int i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(x(i, 2))) << i;
-    Dense xg(n, 39), bg(n, 39);
-    for (int c = 0, d = 0; c < 40; ++c)
-      if (c != 2) {
-        for (int i = 0; i < n; ++i) xg(i, d) = x(i, c), bg(i, d) = b(i, c);
-        ++d;
+  nan_stays_in_its_column<T>(random_spd<T>(97, 84u), 60, 85u);
+}
+
+// The team per right-hand side (CUDA; elsewhere these are plain potrs calls), forced: orders
+// around its 32-row blocks, a warp's blocks (8 warps: 256 rows a round) and its bound (2048;
+// above it the TRSM), both triangles, both layouts of A and B, B strided; a NaN in one column.
+TYPED_TEST(PotrfBlocked, PotrsTeamPerColumn) {
+  using T = TypeParam;
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  struct Restore {
+    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
+  } restore;
+  kolesky::impl::PotrsWarpKnobs::get().team = 2;
+  std::vector<int> sizes = {257, 300, 511, 512, 513, 545};
+  if (!host) sizes.insert(sizes.end(), {1000, 1024, 1025, 1537, 2047, 2048, 2049});
+  for (const int n : sizes)
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      const Dense a = dominant_spd<T>(n, 90u + n);
+      auto dl = to_device<T, Kokkos::LayoutLeft>(a, uplo, kOther);
+      auto dr = to_device<T, Kokkos::LayoutRight>(a, uplo, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dl), 0);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dr), 0);
+      for (const int nrhs : {1, 17, 100}) {
+        if (host && nrhs == 100) continue;
+        SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs) +
+                     (uplo == Uplo::Lower ? " lower" : " upper"));
+        Dense b = random_matrix(n, nrhs, 91u + nrhs);
+        for (auto& x : b.v) x = double(T(x));
+        for (const auto& [what, x] : solve_three_layouts<T>(uplo, dl, dr, b))
+          EXPECT_LT(solve_ratio_fast(a, x, b, eps<T>()), 30.0) << what;
       }
-    EXPECT_LT(solve_ratio<T>(a, xg, bg), 30.0);
+    }
+  {  // random (not dominant) A, where the factor's entries are not small: the exact form
+    const int n = 300;
+    const Dense a = random_spd<T>(n, 92u);
+    auto dl = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
+    Dense b = random_matrix(n, 20, 93u);
+    for (auto& x : b.v) x = double(T(x));
+    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+    potrs(ExecSpace(), Uplo::Lower, dl, bl);
+    EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
   }
+  nan_stays_in_its_column<T>(dominant_spd<T>(700, 94u), 600, 95u);
 }
 
 // A NaN in one right-hand side spoils that column only, and the call returns.

@@ -505,7 +505,16 @@ void cusolver_potrf(benchmark::State& state) {
 
 // Solves with nrhs right-hand sides: potrs alone (the factor made once, untimed) or posv
 // (factor and solve timed together), by Kolesky and by each baseline on the same A and B.
-enum class Solver { Kolesky, KoleskyTrsm, KoleskyFlow, KoleskyWarp, KokkosKernels, Lapack, Cusolver };
+enum class Solver {
+  Kolesky,
+  KoleskyTrsm,
+  KoleskyFlow,
+  KoleskyWarp,
+  KoleskyTeam,
+  KokkosKernels,
+  Lapack,
+  Cusolver
+};
 
 // X(i, j) = 1 + (i + j) % 7 and B0 = A0 X. (Free functions: nvcc takes no device lambdas in
 // constructors.)
@@ -570,15 +579,17 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
     case Solver::KoleskyTrsm:  // CUDA: the blocked TRSM the one-launch solves replaced
     case Solver::KoleskyFlow:  // CUDA: the one-launch solve by block rows wherever it applies
     case Solver::KoleskyWarp:  // CUDA: the warp-per-column solve wherever it applies
+    case Solver::KoleskyTeam:  // CUDA: the team-per-column solve wherever it applies
       factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
       solve = [&, who] {
         auto& knob = kolesky::impl::PotrsKnobs::get();
         auto& wk = kolesky::impl::PotrsWarpKnobs::get();
         knob.flow = who == Solver::KoleskyFlow ? 2 : 0;
         wk.warp = who == Solver::KoleskyWarp ? 2 : 0;
+        wk.team = who == Solver::KoleskyTeam ? 2 : 0;
         kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b);
+        wk = {};
         knob.flow = 1;
-        wk.warp = 1;
       };
       break;
     case Solver::KokkosKernels:
@@ -724,6 +735,7 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
   who.push_back({"kolesky_trsm", Solver::KoleskyTrsm});
   who.push_back({"kolesky_flow", Solver::KoleskyFlow});
   who.push_back({"kolesky_warp", Solver::KoleskyWarp});
+  who.push_back({"kolesky_team", Solver::KoleskyTeam});
 #endif
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
   who.push_back({"kokkoskernels", Solver::KokkosKernels});

@@ -45,6 +45,7 @@ struct PotrsKnobs : Knobs<PotrsKnobs> {
 // Where the one-launch solve wins (H100, round 37, double, n = 128-1000 x nrhs = 1-16): at
 // every point but 13-16 right-hand sides at n < 256 (four launches of ~25 us: 0.0964 against
 // the TRSM's 0.0814 ms at n = 128, nrhs = 16); 1.1-5.2x cuSOLVER where it is taken.
+// potrs_strided asks the warp and team solves (Kolesky_PotrsWarp.hpp) first.
 inline bool potrs_flow_wins(const int n, const int nrhs) {
   const int knob = PotrsKnobs::get().flow;
   if (knob != 1) return knob == 2 && nrhs <= kPotrsFlowMaxRhs;

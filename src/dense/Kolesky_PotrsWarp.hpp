@@ -1,5 +1,5 @@
-// potrs at small orders on CUDA, for more right-hand sides than PotrsFlow takes: a warp per
-// right-hand side, one launch.
+// potrs at small and middle orders on CUDA, for more right-hand sides than PotrsFlow takes: a
+// warp or a team per right-hand side, one launch.
 //
 // At these orders the blocked TRSM (Kolesky's on cuBLAS, and cuSOLVER's potrs alike) is a
 // chain of small launches: 0.12 ms at n = 128 for 100 right-hand sides on the H200, for 3.3
@@ -9,14 +9,19 @@
 // the block's 32 solved values at once, and backward, the block's rows take the solved rows
 // below as 32 dot products summed across the warp in 31 shuffles. L is read down its columns,
 // two 32 x 32 tiles' loads in flight at once. A warp's time grows as n^2 (its own chain of
-// tiles), so the blocked TRSM wins again from n = 512 (docs/performance_log.md, issue 15).
+// tiles), so above n = 256 a team of eight warps takes each right-hand side (PotrsTeam: the
+// blocks spread over the warps, each block solved by its precomputed inverse), to n = 2048
+// (docs/performance_log.md, issue 15).
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <stdexcept>
+#include <string>
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_CudaCache.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
+#include "dense/Kolesky_PotrsFlow.hpp"
 
 namespace kolesky {
 namespace impl {
@@ -24,10 +29,16 @@ namespace impl {
 // Rows a warp keeps: 8 a lane (one more 32-row block doubles a warp's chain of tiles).
 constexpr int kPotrsWarpMaxN = 256;
 
-// Measurement knob (perf_test, tests): 0 never takes this solve, 2 wherever it applies
-// (n <= kPotrsWarpMaxN), 1 (default) picks.
+// Above it, a team of warps per right-hand side (PotrsTeam): 8 warps, 8 rows a lane.
+constexpr int kPotrsTeamWarps = 8;
+constexpr int kPotrsTeamMaxN = 32 * 8 * kPotrsTeamWarps;
+
+// Measurement knobs (perf_test, tests): `warp` for the warp per right-hand side, `team` for
+// the team per right-hand side; 0 never takes that solve, 2 wherever it applies
+// (n <= kPotrsWarpMaxN, kPotrsWarpMaxN < n <= kPotrsTeamMaxN), 1 (default) picks.
 struct PotrsWarpKnobs : Knobs<PotrsWarpKnobs> {
   int warp = 1;
+  int team = 1;
 };
 
 // Where it beats both the one-launch block-row solve (PotrsFlow, one launch per four
@@ -44,7 +55,45 @@ bool potrs_warp_wins(const int n, const int nrhs) {
   return n <= 128 && nrhs > 12 && nrhs < 512;
 }
 
+// Where the team per right-hand side beats PotrsFlow (four right-hand sides a launch) and
+// the blocked TRSM (H200, 132 SMs, rounds 144 and 146, n = 300-2048 x nrhs = 1-1000). A team
+// holds an SM, so its time is flat up to `sms` right-hand sides and grows by that much with
+// each wave. To n = 1024 (0.28 ms at 1000, where PotrsFlow takes 0.12 a launch): above 8
+// right-hand sides, to three waves in double and two in float (with 100, 3.0-4.1x cuSOLVER's
+// potrs in double, 1.7-2.3x in float; four waves lose in double, three in float). Above, to
+// 2048: from 17 (PotrsFlow's four launches win below) to one wave (with 100, 1.95x / 1.27x
+// at 1500, 1.02x / 1.17x at 2048; two waves lose).
+template <class T>
+bool potrs_team_per_rhs_wins(const int n, const int nrhs, const int sms) {
+  const int knob = PotrsWarpKnobs::get().team;
+  if (n <= kPotrsWarpMaxN || n > kPotrsTeamMaxN || knob == 0) return false;
+  if (knob == 2) return true;
+  if (n <= 1024) return nrhs > 8 && nrhs <= (sizeof(T) == 8 ? 3 : 2) * sms;
+  return nrhs > kPotrsFlowMaxRhs && nrhs <= sms;
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
+
+#ifdef __CUDA_ARCH__
+// Lane q's p[0] becomes the warp's sum of p[q]: after the step of width s a lane keeps the
+// half of its sums whose index has the lane's bit s, added to its partner's (31 shuffles).
+template <class T>
+__forceinline__ __device__ void warp_reduce_scatter(T (&p)[32], const int lane) {
+#pragma unroll
+  for (int h = 0; h < 5; ++h) {
+    const int s = 16 >> h;
+    const bool up = (lane & s) != 0;
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {  // a constant bound: unrolled before s is known
+      if (q < s) {
+        const T send = up ? p[q] : p[q + s];
+        const T keep = up ? p[q + s] : p[q];
+        p[q] = keep + __shfl_xor_sync(0xffffffffu, send, s);
+      }
+    }
+  }
+}
+#endif
 
 template <class T, int M>
 struct PotrsWarp {
@@ -120,18 +169,7 @@ struct PotrsWarp {
 #pragma unroll
             for (int q = 0; q < 32; ++q) p[q] += lv[t][q] * y[m0 + t];
       }
-      // Reduce-scatter: after the step of width s a lane keeps the half of its sums whose
-      // index has the lane's bit s, added to its partner's.
-#pragma unroll
-      for (int s = 16; s >= 1; s /= 2) {
-        const bool up = (lane & s) != 0;
-#pragma unroll
-        for (int q = 0; q < s; ++q) {
-          const T send = up ? p[q] : p[q + s];
-          const T keep = up ? p[q + s] : p[q];
-          p[q] = keep + __shfl_xor_sync(kAll, send, s);
-        }
-      }
+      warp_reduce_scatter(p, lane);
       T lq[32];  // the diagonal tile's column, before the chain
 #pragma unroll
       for (int q = 0; q < 32; ++q) lq[q] = q > lane && q < kn ? l(k0 + q, row) : T(0);
@@ -199,6 +237,269 @@ void potrs_warp(const Kokkos::Cuda& exec, const int n, const int nrhs, const Str
   if (m <= 2) return launch_potrs_warp<T, 2>(exec, n, nrhs, l, b);
   if (m <= 4) return launch_potrs_warp<T, 4>(exec, n, nrhs, l, b);
   launch_potrs_warp<T, 8>(exec, n, nrhs, l, b);
+}
+
+// The 32 x 32 diagonal blocks' inverses for PotrsTeam, a warp per block: lane j solves
+// L(k, k) x = e_j by substitution from the staged block (rows and columns past n as the
+// identity). Stored twice, each read coalesced: fwd[32 q + i] = inv(i, q) (row i of the
+// inverse to lane i), bwd[32 q + j] = inv(q, j) (column j to lane j).
+template <class T>
+struct PotrsTeamInverse {
+  using Shared = Kokkos::View<T*, Kokkos::Cuda::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Strided<const T> l;
+  T* inv;  // 2 x 1024 per block: fwd then bwd
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<Kokkos::Cuda>::member_type& member) const {
+#ifdef __CUDA_ARCH__
+    Shared a(member.team_scratch(0), 32 * 33);
+    const int j = member.team_rank(), kb = member.league_rank(), k0 = 32 * kb;
+    const int kn = imin(32, n - k0);
+#pragma unroll 4
+    for (int c = 0; c < 32; ++c)  // lane j reads row j (coalesced down L's columns)
+      a(j * 33 + c) = j < kn && c < kn ? (c <= j ? l(k0 + j, k0 + c) : T(0)) : T(j == c);
+    __syncwarp();
+    T x[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      T s = T(i == j);
+#pragma unroll
+      for (int k = 0; k < i; ++k) s -= a(i * 33 + k) * x[k];  // x[k] = 0 for k < j
+      x[i] = s / a(i * 33 + i);
+    }
+    T* const fwd = inv + std::size_t(2048) * kb;
+    T* const bwd = fwd + 1024;
+#pragma unroll
+    for (int q = 0; q < 32; ++q) {
+      bwd[32 * q + j] = x[q];
+      fwd[32 * j + q] = x[q];
+    }
+#else
+    (void)member;
+#endif
+  }
+};
+
+// A team of W warps per right-hand side, for orders where one warp's chain of tiles is too
+// long. 32-row block b belongs to warp b % W (row lane in its element b / W), so each step's
+// updates spread over every warp. Step k, after a barrier: the owner of block k + 1 applies
+// block k's solved values to it and solves it by its diagonal block's inverse (a product:
+// 32 independent shuffles, where substitution was 32 dependent steps), publishing its values
+// through shared memory (two buffers: the others still read block k's); then every warp
+// applies block k to its blocks below k + 1. Backward alike with L^T: block k's values reach
+// block j < k through tile (k, j) read down its columns (lane i multiplies its row by its own
+// x_i), summed across the warp by the reduce-scatter.
+template <class T, int W, int M>
+struct PotrsTeam {
+  using Shared = Kokkos::View<T*, Kokkos::Cuda::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Strided<const T> l;
+  Strided<T> b;
+  const T* inv;  // PotrsTeamInverse's blocks
+  int n;
+  static constexpr int TB = 2;  // tiles whose loads are in flight together
+
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<Kokkos::Cuda>::member_type& member) const {
+#ifdef __CUDA_ARCH__
+    Shared xs(member.team_scratch(0), 64);  // block k's values in 32 (k % 2)
+    const int tid = member.team_rank(), lane = tid & 31, w = tid >> 5;
+    const int r = member.league_rank();
+    const int nb = (n + 31) / 32;
+    T y[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const int i = 32 * (w + W * m) + lane;
+      y[m] = i < n ? b(i, r) : T(0);
+    }
+    // Forward, L Y = B.
+    if (w == 0) {
+      y[0] = apply_inverse(y[0], lane, 0, false);
+      xs(lane) = y[0];
+    }
+    member.team_barrier();
+#pragma unroll 1
+    for (int kb = 0; kb + 1 < nb; ++kb) {
+      const int nx = kb + 1;
+      const T xk = xs(32 * (kb & 1) + lane);
+      if (nx % W == w) {
+        const int i = 32 * nx + lane;
+        T lv[32];
+#pragma unroll
+        for (int q = 0; q < 32; ++q) lv[q] = i < n ? l(i, 32 * kb + q) : T(0);
+        prefetch_inverse(lane, nx, false);
+        T z = PotrsWarp<T, M>::take(y, nx / W) - dot_shuffled(lv, xk);
+        z = apply_inverse(z, lane, nx, false);
+        PotrsWarp<T, M>::put(y, nx / W, z);
+        xs(32 * (nx & 1) + lane) = z;
+      }
+      forward_tiles(y, lane, w, nx, kb, &xs(32 * (kb & 1)));
+      member.team_barrier();
+    }
+    // Backward, L^T X = Y.
+    if ((nb - 1) % W == w) {
+      T z = PotrsWarp<T, M>::take(y, (nb - 1) / W);
+      z = apply_inverse(z, lane, nb - 1, true);
+      PotrsWarp<T, M>::put(y, (nb - 1) / W, z);
+      xs(32 * ((nb - 1) & 1) + lane) = z;
+    }
+    member.team_barrier();
+#pragma unroll 1
+    for (int kb = nb - 1; kb > 0; --kb) {
+      const int row = 32 * kb + lane, nx = kb - 1;
+      const T xk = row < n ? xs(32 * (kb & 1) + lane) : T(0);
+      if (nx % W == w) {
+        T p[32];
+#pragma unroll
+        for (int q = 0; q < 32; ++q) p[q] = (row < n ? l(row, 32 * nx + q) : T(0)) * xk;
+        prefetch_inverse(lane, nx, true);
+        warp_reduce_scatter(p, lane);
+        T z = PotrsWarp<T, M>::take(y, nx / W) - p[0];
+        z = apply_inverse(z, lane, nx, true);
+        PotrsWarp<T, M>::put(y, nx / W, z);
+        xs(32 * (nx & 1) + lane) = z;
+      }
+      backward_tiles(y, lane, w, nx, kb, xk);
+      member.team_barrier();
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const int i = 32 * (w + W * m) + lane;
+      if (i < n) b(i, r) = y[m];
+    }
+#else
+    (void)member;
+#endif
+  }
+
+#ifdef __CUDA_ARCH__
+  // sum_q v[q] x_q, x_q in lane q: four partial sums (a quarter of the dependent adds).
+  __forceinline__ __device__ static T dot_shuffled(const T (&v)[32], const T x) {
+    T s[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+    for (int q = 0; q < 32; ++q) s[q & 3] += v[q] * __shfl_sync(0xffffffffu, x, q);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  // inv(kb) z (forward) or inv(kb)^T z (backward), z_q in lane q; rows past n come out 0.
+  __forceinline__ __device__ T apply_inverse(const T z, const int lane, const int kb,
+                                             const bool back) const {
+    const T* const f = inv + std::size_t(2048) * kb + (back ? 1024 : 0);
+    T v[32];
+#pragma unroll
+    for (int q = 0; q < 32; ++q) v[q] = f[32 * q + lane];
+    return dot_shuffled(v, z);
+  }
+  // The inverse's lines this lane will read, into L1 while the tile's loads are out.
+  __forceinline__ __device__ void prefetch_inverse(const int lane, const int kb,
+                                                   const bool back) const {
+    const T* const f = inv + std::size_t(2048) * kb + (back ? 1024 : 0);
+    const char* const c = reinterpret_cast<const char*>(f + 32 * lane);  // 32 x 32 sizeof(T)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(c));
+    if (sizeof(T) == 8) asm volatile("prefetch.global.L1 [%0];" ::"l"(c + 128));
+  }
+  // Forward: block column kc's solved values (x_q in xs[q], shared) to this warp's blocks
+  // below block nx, TB tiles' loads in flight at once. The values are read from shared
+  // memory at each use (volatile): shuffled once and kept across the tiles, they held 64
+  // registers.
+  __forceinline__ __device__ void forward_tiles(T (&y)[M], const int lane, const int w,
+                                                const int nx, const int kc,
+                                                const T* const xs) const {
+    const volatile T* const xv = xs;
+#pragma unroll
+    for (int m0 = 0; m0 < M; m0 += TB) {
+      if (w + W * (m0 + TB - 1) <= nx) continue;
+      T lv[TB][32];
+#pragma unroll
+      for (int t = 0; t < TB; ++t) {
+        const int i = 32 * (w + W * (m0 + t)) + lane;
+        const bool in = m0 + t < M && w + W * (m0 + t) > nx && i < n;
+#pragma unroll
+        for (int q = 0; q < 32; ++q) lv[t][q] = in ? l(i, 32 * kc + q) : T(0);
+      }
+#pragma unroll
+      for (int q = 0; q < 32; ++q) {
+        const T x = xv[q];
+#pragma unroll
+        for (int t = 0; t < TB; ++t)
+          if (m0 + t < M) y[m0 + t] -= lv[t][q] * x;
+      }
+    }
+  }
+  // Backward: block row kr's solved values (this lane's own x_i in xk) to this warp's blocks
+  // above block nx: tile (kr, j) times x, summed down its rows by the reduce-scatter.
+  __forceinline__ __device__ void backward_tiles(T (&y)[M], const int lane, const int w,
+                                                 const int nx, const int kr, const T xk) const {
+    const int row = 32 * kr + lane;
+#pragma unroll
+    for (int m0 = 0; m0 < M; m0 += TB) {
+      if (w + W * m0 >= nx) continue;
+      T p[TB][32];
+#pragma unroll
+      for (int t = 0; t < TB; ++t) {
+        const int j0 = 32 * (w + W * (m0 + t));
+        const bool in = m0 + t < M && w + W * (m0 + t) < nx && row < n;
+#pragma unroll
+        for (int q = 0; q < 32; ++q) p[t][q] = in ? l(row, j0 + q) : T(0);
+      }
+#pragma unroll
+      for (int t = 0; t < TB; ++t) {
+        if (m0 + t >= M) continue;
+#pragma unroll
+        for (int q = 0; q < 32; ++q) p[t][q] *= xk;
+        warp_reduce_scatter(p[t], lane);
+        y[m0 + t] -= p[t][0];
+      }
+    }
+  }
+#endif
+};
+
+template <class T>
+struct PotrsTeamWork {
+  Kokkos::View<T*, Kokkos::CudaSpace> inv;
+  void reserve(const int blocks) {
+    const std::size_t len = std::size_t(2048) * blocks;
+    if (inv.extent(0) < len)
+      inv = Kokkos::View<T*, Kokkos::CudaSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::potrs_team_inv"), len);
+  }
+};
+
+template <class T, int W, int M>
+void launch_potrs_team_per_rhs(const Kokkos::Cuda& exec, const int n, const int nrhs,
+                       const Strided<const T> l, const Strided<T> b, const T* inv) {
+  using F = PotrsTeam<T, W, M>;
+  Kokkos::TeamPolicy<Kokkos::Cuda> policy(exec, nrhs, 32 * W);
+  policy.set_scratch_size(0, Kokkos::PerTeam(F::Shared::shmem_size(64)));
+  Kokkos::parallel_for("kolesky::potrs_team_per_rhs", policy, F{l, b, inv, n});
+}
+
+// L L^T X = B in place, 0 < n <= kPotrsTeamMaxN (made for n > kPotrsWarpMaxN): the
+// diagonal blocks' inverses (one launch), then a team per right-hand side.
+template <class T>
+void potrs_team_per_rhs(const Kokkos::Cuda& exec, const int n, const int nrhs,
+                        const Strided<const T> l, const Strided<T> b) {
+  if (n > kPotrsTeamMaxN)  // a team holds 8 rows a lane
+    throw std::logic_error("kolesky: potrs_team_per_rhs: n = " + std::to_string(n) + " > " +
+                           std::to_string(kPotrsTeamMaxN));
+  if (n <= 0 || nrhs <= 0) return;
+  const int nb = (n + 31) / 32;
+  auto& work = per_stream<PotrsTeamWork<T>>(exec);
+  work.reserve(nb);
+  {
+    using F = PotrsTeamInverse<T>;
+    Kokkos::TeamPolicy<Kokkos::Cuda> policy(exec, nb, 32);
+    policy.set_scratch_size(0, Kokkos::PerTeam(F::Shared::shmem_size(32 * 33)));
+    Kokkos::parallel_for("kolesky::potrs_team_inverse", policy, F{l, work.inv.data(), n});
+  }
+  const T* const inv = work.inv.data();
+  constexpr int W = kPotrsTeamWarps;
+  const int m = (n + 32 * W - 1) / (32 * W);
+  if (m <= 2) return launch_potrs_team_per_rhs<T, W, 2>(exec, n, nrhs, l, b, inv);
+  if (m <= 4) return launch_potrs_team_per_rhs<T, W, 4>(exec, n, nrhs, l, b, inv);
+  launch_potrs_team_per_rhs<T, W, 8>(exec, n, nrhs, l, b, inv);
 }
 
 #endif  // KOKKOS_ENABLE_CUDA

@@ -617,6 +617,8 @@ void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     if (potrs_warp_wins<T>(n, nrhs))
       return potrs_warp<T>(exec, n, nrhs, l, b);
+    if (potrs_team_per_rhs_wins<T>(n, nrhs, exec.cuda_device_prop().multiProcessorCount))
+      return potrs_team_per_rhs<T>(exec, n, nrhs, l, b);
     if (potrs_flow_wins(n, nrhs))
       return potrs_flow<T>(exec, n, nrhs, l, b);
   }
