@@ -97,6 +97,20 @@ std::vector<std::pair<const char*, Dense>> solve_three_layouts(Uplo uplo, const 
           {"B strided", strided_to_host<T>(bs)}};
 }
 
+// A (entries already in T) factored lower in LayoutLeft, then nrhs random right-hand sides
+// solved with it: the exact residual test.
+template <class T>
+void lower_solve_is_accurate(const Dense& a, const int nrhs, const unsigned seed) {
+  SCOPED_TRACE("lower solve, n=" + std::to_string(a.n));
+  auto dl = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
+  Dense b = random_matrix(a.n, nrhs, seed);
+  for (auto& x : b.v) x = double(T(x));
+  auto bl = to_device<T, Kokkos::LayoutLeft>(b);
+  potrs(ExecSpace(), Uplo::Lower, dl, bl);
+  EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
+}
+
 // potrs of 40 right-hand sides against A's lower factor, column 2 with a NaN in `row`: that
 // column comes out all NaN, the other 39 solve A.
 template <class T>
@@ -360,17 +374,9 @@ TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
       }
     }
   {  // ill-conditioned (cond 1e6 double, 1e3 float)
-    const int n = 200;
-    const Dense a = spd_with_condition(n, std::is_same<T, double>::value ? 1e6 : 1e3, 82u);
-    Dense ar = a;
-    for (auto& x : ar.v) x = double(T(x));
-    auto dl = to_device<T, Kokkos::LayoutLeft>(ar, Uplo::Lower, kOther);
-    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
-    Dense b = random_matrix(n, 20, 83u);
-    for (auto& x : b.v) x = double(T(x));
-    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
-    potrs(ExecSpace(), Uplo::Lower, dl, bl);
-    EXPECT_LT(solve_ratio<T>(ar, to_host(bl), b), 30.0);
+    Dense a = spd_with_condition(200, std::is_same<T, double>::value ? 1e6 : 1e3, 82u);
+    for (auto& x : a.v) x = double(T(x));
+    lower_solve_is_accurate<T>(a, 20, 83u);
   }
   nan_stays_in_its_column<T>(random_spd<T>(97, 84u), 60, 85u);
 }
@@ -404,17 +410,8 @@ TYPED_TEST(PotrfBlocked, PotrsTeamPerColumn) {
           EXPECT_LT(solve_ratio_fast(a, x, b, eps<T>()), 30.0) << what;
       }
     }
-  {  // random (not dominant) A, where the factor's entries are not small: the exact form
-    const int n = 300;
-    const Dense a = random_spd<T>(n, 92u);
-    auto dl = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
-    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, dl), 0);
-    Dense b = random_matrix(n, 20, 93u);
-    for (auto& x : b.v) x = double(T(x));
-    auto bl = to_device<T, Kokkos::LayoutLeft>(b);
-    potrs(ExecSpace(), Uplo::Lower, dl, bl);
-    EXPECT_LT(solve_ratio<T>(a, to_host(bl), b), 30.0);
-  }
+  // random (not dominant) A, where the factor's entries are not small: the exact form
+  lower_solve_is_accurate<T>(random_spd<T>(300, 92u), 20, 93u);
   nan_stays_in_its_column<T>(dominant_spd<T>(700, 94u), 600, 95u);
 }
 
