@@ -568,7 +568,7 @@ def batched_kernels_section(be, data_files):
     replaces an earlier one's points): each kernel beside Auto, the copy and cuSOLVER. Newer
     than the sweep above; shown until it is rerun."""
     files = [f for f in data_files if os.path.exists(f)]
-    if not be["meta"].get("gpu") or not files:
+    if not be["meta"].get("gpu") or not be["batched"] or not files:  # the H100's batched sweep
         return ""
     t = {}
     for f in files:
@@ -784,8 +784,10 @@ def main():
         return 1
     P = Plotter(os.path.join(a.docs, "img"))
     body = [HEADER]
-    # GPU first: it is what most readers come for.
-    dirs.sort(key=lambda d: (0 if load_backend(d)["meta"].get("gpu") else 1, d))
+    # GPU first: it is what most readers come for; then a sweep's "order" (the newest device
+    # first), then the name.
+    dirs.sort(key=lambda d: (0 if load_backend(d)["meta"].get("gpu") else 1,
+                             load_backend(d)["meta"].get("order", 1), d))
     for d in dirs:
         be = load_backend(d)
         dev, ctx = device_of(be)
