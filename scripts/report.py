@@ -568,7 +568,8 @@ def batched_kernels_section(be, data_files):
     replaces an earlier one's points): each kernel beside Auto, the copy and cuSOLVER. Newer
     than the sweep above; shown until it is rerun."""
     files = [f for f in data_files if os.path.exists(f)]
-    if not be["meta"].get("gpu") or not be["batched"] or not files:  # the H100's batched sweep
+    # Only under the sweep whose batched rows these runs follow (a GPU sweep with batched data).
+    if not be["meta"].get("gpu") or not be["batched"] or not files:
         return ""
     t = {}
     for f in files:
@@ -786,10 +787,10 @@ def main():
     body = [HEADER]
     # GPU first: it is what most readers come for; then a sweep's "order" (the newest device
     # first), then the name.
-    dirs.sort(key=lambda d: (0 if load_backend(d)["meta"].get("gpu") else 1,
-                             load_backend(d)["meta"].get("order", 1), d))
-    for d in dirs:
-        be = load_backend(d)
+    backends = sorted((load_backend(d) for d in dirs),
+                      key=lambda be: (0 if be["meta"].get("gpu") else 1,
+                                      be["meta"].get("order", 1), be["dir"]))
+    for be in backends:
         dev, ctx = device_of(be)
         meta = be["meta"]
         body.append(f"## {dev}\n\n")
