@@ -415,6 +415,92 @@ TYPED_TEST(PotrfBlocked, PotrsTeamPerColumn) {
   nan_stays_in_its_column<T>(dominant_spd<T>(700, 94u), 600, 95u);
 }
 
+namespace {
+// PotrsInverse's knobs for one test: the other solves off, this one forced; restored after.
+struct PotrsInverseForced {
+  PotrsInverseForced() {
+    kolesky::impl::PotrsWarpKnobs::get().warp = 0;
+    kolesky::impl::PotrsWarpKnobs::get().team = 0;
+    kolesky::impl::PotrsKnobs::get().flow = 0;
+    kolesky::impl::PotrsInvKnobs::get().inv = 2;
+  }
+  ~PotrsInverseForced() {
+    kolesky::impl::PotrsInvKnobs::get() = {};
+    kolesky::impl::PotrsWarpKnobs::get() = {};
+    kolesky::impl::PotrsKnobs::get() = {};
+  }
+};
+
+// nb (0: by size), the inverse kernel's columns a thread (8, 4, 2), L staged or not.
+struct PotrsInverseConfig {
+  int nb, cpt, staged;
+};
+
+// Orders x both triangles x 1-100 right-hand sides x three layouts of B, in one configuration;
+// with 17 right-hand sides and the lower triangle, in groups of 3 columns.
+template <class T>
+void potrs_inverse_cases(const PotrsInverseConfig cfg, const std::vector<int>& sizes) {
+  auto& knob = kolesky::impl::PotrsInvKnobs::get();
+  knob.nb = cfg.nb, knob.cpt = cfg.cpt, knob.staged = cfg.staged;
+  for (const int n : sizes)
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      const Dense a = n <= 300 ? random_spd<T>(n, 100u + n) : dominant_spd<T>(n, 100u + n);
+      auto dl = to_device<T, Kokkos::LayoutLeft>(a, uplo, kOther);
+      auto dr = to_device<T, Kokkos::LayoutRight>(a, uplo, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dl), 0);
+      ASSERT_EQ(potrf(ExecSpace(), uplo, dr), 0);
+      for (const int nrhs : {1, 17, 100}) {
+        if (n > 300 && nrhs == 1) continue;
+        if (n > 4096 && nrhs != 17) continue;
+        knob.max_w = nrhs == 17 && uplo == Uplo::Lower ? 3 * n : 0;
+        SCOPED_TRACE("nb=" + std::to_string(cfg.nb) + " cpt=" + std::to_string(cfg.cpt) +
+                     " staged=" + std::to_string(cfg.staged) + " n=" + std::to_string(n) +
+                     " nrhs=" + std::to_string(nrhs) + (uplo == Uplo::Lower ? " lower" : " upper") +
+                     (knob.max_w ? " grouped" : ""));
+        Dense b = random_matrix(n, nrhs, 101u + nrhs);
+        for (auto& x : b.v) x = double(T(x));
+        for (const auto& [what, x] : solve_three_layouts<T>(uplo, dl, dr, b))
+          EXPECT_LT(n <= 300 ? solve_ratio<T>(a, x, b) : solve_ratio_fast(a, x, b, eps<T>()), 30.0)
+              << what;
+      }
+      knob.max_w = 0;
+    }
+}
+}  // namespace
+
+// The inverted-diagonal-block GEMM sweeps (CUDA with cuBLAS; elsewhere these are plain potrs
+// calls), forced with the other solves off, at small orders (the sanitizers' share): diagonal
+// blocks of 32 and 64, the inverse kernel's variants, orders around the blocks (a last block
+// of one row, of 31, whole ones), 1-100 columns, both triangles, both layouts of A and B, B
+// strided (the native TRSM), the right-hand sides in groups of columns, an ill-conditioned A,
+// a NaN in one column.
+TYPED_TEST(PotrfBlocked, PotrsInverseSweeps) {
+  using T = TypeParam;
+  const PotrsInverseForced forced;
+  const std::vector<int> sizes = {1, 31, 32, 33, 64, 65, 97, 129};
+  potrs_inverse_cases<T>({32, 2, 1}, sizes);
+  potrs_inverse_cases<T>({64, 8, 1}, {65, 129});
+  potrs_inverse_cases<T>({64, 4, 1}, {65, 129});
+  potrs_inverse_cases<T>({64, 2, 0}, sizes);
+  kolesky::impl::PotrsInvKnobs::get().nb = 32;
+  {  // ill-conditioned (cond 1e6 double, 1e3 float): the inverses' backward error
+    Dense a = spd_with_condition(300, std::is_same<T, double>::value ? 1e6 : 1e3, 102u);
+    for (auto& x : a.v) x = double(T(x));
+    lower_solve_is_accurate<T>(a, 20, 103u);
+  }
+  kolesky::impl::PotrsInvKnobs::get().nb = 64;
+  nan_stays_in_its_column<T>(dominant_spd<T>(700, 104u), 600, 105u);
+}
+
+// The same at the orders it is made for, with its default blocks (256 below n = 8192, 512
+// from it: in double past the staged kernel's shared memory).
+TYPED_TEST(PotrfBlocked, PotrsInverseLargeOrders) {
+  using T = TypeParam;
+  const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  const PotrsInverseForced forced;
+  potrs_inverse_cases<T>({0, 2, 1}, host ? std::vector<int>{300} : std::vector<int>{1000, 2049, 8200});
+}
+
 // A NaN in one right-hand side spoils that column only, and the call returns.
 TYPED_TEST(PotrfBlocked, PotrsNanStaysInItsColumn) {
   using T = TypeParam;

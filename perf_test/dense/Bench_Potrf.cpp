@@ -22,6 +22,7 @@
 #include <Kolesky_KokkosKernelsPotrf.hpp>
 #include <Kolesky_Lapack.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -390,6 +391,92 @@ void potrs_trace_one(const int n) {
   std::fflush(stdout);
 }
 
+#ifdef KOLESKY_HAVE_CUBLAS
+// The inverted-diagonal-block solve (PotrsInverse) in parts, warm, median of 20 calls: the
+// host's time to enqueue a call, the call's time, the inverse kernel alone, the sweeps alone.
+template <class T>
+void inv_profile_one(const int n, const int nrhs) {
+  namespace ki = kolesky::impl;
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n), b("B", n, nrhs);
+  Kokkos::deep_copy(a, a0);
+  kolesky::potrf(Exec(), kolesky::Uplo::Lower, a);
+  Kokkos::deep_copy(b, T(1));
+  const ki::Strided<const T> l{a.data(), 1, std::ptrdiff_t(a.stride(1))};
+  const ki::Strided<T> bs{b.data(), 1, std::ptrdiff_t(b.stride(1))};
+  const int nb = ki::potrs_inv_nb(n);
+  ki::potrs_inv<T>(Exec(), n, nrhs, l, bs);  // workspace, module load
+  Kokkos::fence();
+  auto& work = ki::per_stream<ki::PotrsInvWork<T>>(Exec());
+  std::vector<double> enq, call, inv, sw;
+  using clk = std::chrono::steady_clock;
+  const auto us = [](clk::time_point t0, clk::time_point t1) {
+    return std::chrono::duration<double, std::micro>(t1 - t0).count();
+  };
+  for (int it = 0; it < 20; ++it) {
+    Kokkos::deep_copy(b, T(1));
+    Kokkos::fence();
+    auto t0 = clk::now();
+    ki::potrs_inv<T>(Exec(), n, nrhs, l, bs);
+    auto t1 = clk::now();
+    Kokkos::fence();
+    auto t2 = clk::now();
+    ki::potrs_inv_invert<T>(Exec(), n, nb, l, work);
+    Kokkos::fence();
+    auto t3 = clk::now();
+    ki::potrs_inv_sweeps<T>(Exec(), n, nrhs, nb, l, bs, work);
+    Kokkos::fence();
+    auto t4 = clk::now();
+    enq.push_back(us(t0, t1)), call.push_back(us(t0, t2)), inv.push_back(us(t2, t3));
+    sw.push_back(us(t3, t4));
+  }
+  auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  // The host's cost of one cuBLAS GEMM of the sweeps' shape: through vendor_gemm, raw (the
+  // handle's stream already set), and cublasSetStream alone.
+  double t_vendor = 0, t_raw = 0, t_set = 0;
+  if (n > nb) {
+    const int m = n - nb, lda = int(a.stride(1)), ldb = int(b.stride(1));
+    auto h = ki::cublas_handle(Exec());
+    const T one = 1;
+    constexpr int reps = 100;
+    Kokkos::fence();
+    auto t0 = clk::now();
+    for (int it = 0; it < reps; ++it)
+      ki::vendor_gemm(Exec(), false, false, m, nrhs, nb, a.data() + nb, lda, b.data(), ldb,
+                      b.data() + nb, ldb);
+    t_vendor = us(t0, clk::now()) / reps;
+    Kokkos::fence();
+    t0 = clk::now();
+    for (int it = 0; it < reps; ++it) {
+      if constexpr (std::is_same<T, double>::value)
+        cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, nrhs, nb, &one, a.data() + nb, lda, b.data(),
+                    ldb, &one, b.data() + nb, ldb);
+      else
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, nrhs, nb, &one, a.data() + nb, lda, b.data(),
+                    ldb, &one, b.data() + nb, ldb);
+    }
+    t_raw = us(t0, clk::now()) / reps;
+    Kokkos::fence();
+    t0 = clk::now();
+    for (int it = 0; it < reps; ++it) cublasSetStream(h, Exec().cuda_stream());
+    t_set = us(t0, clk::now()) / reps;
+    Kokkos::fence();
+  }
+  const int nk = (n + nb - 1) / nb;
+  std::printf("inv host per GEMM %s n=%d nrhs=%d: vendor_gemm %.2f us, raw %.2f us, "
+              "cublasSetStream %.2f us\n",
+              std::is_same<T, double>::value ? "double" : "float", n, nrhs, t_vendor, t_raw, t_set);
+  std::printf("inv profile %s n=%d nrhs=%d nb=%d: %d GEMMs; enqueue %.1f us, call %.1f us, "
+              "inverse %.1f us, sweeps %.1f us (%.1f us a GEMM)\n",
+              std::is_same<T, double>::value ? "double" : "float", n, nrhs, nb, 4 * nk - 2,
+              med(enq), med(call), med(inv), med(sw), med(sw) / (4 * nk - 2));
+  std::fflush(stdout);
+}
+#endif
+
 void trace_all(const std::vector<int>& sizes) {
   using kolesky::Algo;
   for (int n : sizes) {
@@ -511,6 +598,7 @@ enum class Solver {
   KoleskyFlow,
   KoleskyWarp,
   KoleskyTeam,
+  KoleskyInv,
   KokkosKernels,
   Lapack,
   Cusolver
@@ -580,16 +668,21 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
     case Solver::KoleskyFlow:  // CUDA: the one-launch solve by block rows wherever it applies
     case Solver::KoleskyWarp:  // CUDA: the warp-per-column solve wherever it applies
     case Solver::KoleskyTeam:  // CUDA: the team-per-column solve wherever it applies
+    case Solver::KoleskyInv:   // CUDA: the inverted-diagonal-block GEMM sweeps (n > 16)
       factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
       solve = [&, who] {
         auto& knob = kolesky::impl::PotrsKnobs::get();
         auto& wk = kolesky::impl::PotrsWarpKnobs::get();
+        auto& ik = kolesky::impl::PotrsInvKnobs::get();
         knob.flow = who == Solver::KoleskyFlow ? 2 : 0;
         wk.warp = who == Solver::KoleskyWarp ? 2 : 0;
         wk.team = who == Solver::KoleskyTeam ? 2 : 0;
+        const int inv = ik.inv;
+        ik.inv = who == Solver::KoleskyInv ? 2 : 0;
         kolesky::potrs(Exec(), kolesky::Uplo::Lower, p.a, p.b);
         wk = {};
         knob.flow = 1;
+        ik.inv = inv;
       };
       break;
     case Solver::KokkosKernels:
@@ -736,6 +829,7 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
   who.push_back({"kolesky_flow", Solver::KoleskyFlow});
   who.push_back({"kolesky_warp", Solver::KoleskyWarp});
   who.push_back({"kolesky_team", Solver::KoleskyTeam});
+  who.push_back({"kolesky_inv", Solver::KoleskyInv});
 #endif
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
   who.push_back({"kokkoskernels", Solver::KokkosKernels});
@@ -937,7 +1031,9 @@ int main(int argc, char** argv) {
       {"--below-cols=", &flow.below_cols},     {"--split-rows=", &flow.split_rows},
       {"--flow-mma=", &flow.mma},              {"--flow-teams=", &flow.teams},
       {"--host-team=", &ki::HostTeamKnobs::get().force},
-      {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()}};
+      {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()},
+      {"--inv-nb=", &ki::PotrsInvKnobs::get().nb}, {"--potrs-inv=", &ki::PotrsInvKnobs::get().inv},
+      {"--inv-cpt=", &ki::PotrsInvKnobs::get().cpt}, {"--inv-staged=", &ki::PotrsInvKnobs::get().staged}};
   const auto set_int_knob = [&](const char* arg) {
     for (const auto& k : int_knobs)
       if (std::strncmp(arg, k.first, std::strlen(k.first)) == 0) {
@@ -949,7 +1045,7 @@ int main(int argc, char** argv) {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   std::string sizes = host ? "250,500,1000,2048" : "250,500,1000,2048,4096,8192";
   bool all_algos = false, trace = false;
-  std::string potrs_trace;
+  std::string potrs_trace, inv_profile, inv_profile_type = "both";
   std::string nbs = host ? "128,256" : "256,512,1024";
   std::string nrhs = "1,100", solve_sizes;
   std::vector<char*> rest;
@@ -970,6 +1066,10 @@ int main(int argc, char** argv) {
       trace = true;
     else if (std::strncmp(argv[i], "--potrs-trace=", 14) == 0)
       potrs_trace = argv[i] + 14;
+    else if (std::strncmp(argv[i], "--inv-profile=", 14) == 0)
+      inv_profile = argv[i] + 14;
+    else if (std::strncmp(argv[i], "--inv-profile-type=", 19) == 0)
+      inv_profile_type = argv[i] + 19;
     else if (set_int_knob(argv[i]))
       continue;
     else if (std::strncmp(argv[i], "--split-mma=", 12) == 0)  // measurement knob
@@ -982,6 +1082,18 @@ int main(int argc, char** argv) {
       mixed_nbs() = kolesky::perf::parse_ints(argv[i] + 11);
     else
       rest.push_back(argv[i]);
+  }
+  if (!inv_profile.empty()) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOLESKY_HAVE_CUBLAS)
+    for (const int n : kolesky::perf::parse_ints(inv_profile))
+      for (const int r : kolesky::perf::parse_ints(nrhs)) {
+        if (inv_profile_type != "float") inv_profile_one<double>(n, r);
+        if (inv_profile_type != "double") inv_profile_one<float>(n, r);
+      }
+#else
+    std::fprintf(stderr, "--inv-profile: CUDA builds with cuBLAS only\n");
+#endif
+    return 0;
   }
   if (!potrs_trace.empty()) {
 #ifdef KOKKOS_ENABLE_CUDA

@@ -180,11 +180,12 @@ inline void cublas_float_mode(cublasHandle_t h) {
 // Fortran BLAS character arguments.
 inline const char* f_op(bool t) { return t ? "T" : "N"; }
 
-// C -= op(A) op(B) on column-major operands (the vendor calls).
+// C = alpha op(A) op(B) + beta C on column-major operands (the vendor calls); by default
+// C -= op(A) op(B).
 template <class Exec, class T>
 void vendor_gemm(const Exec& exec, bool ta, bool tb, int m, int n, int k, const T* a, int lda,
-                 const T* b, int ldb, T* c, int ldc) {
-  const T alpha = -1, beta = 1;
+                 const T* b, int ldb, T* c, int ldc, const T alpha = T(-1),
+                 const T beta = T(1)) {
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     auto h = cublas_handle(exec);

@@ -19,6 +19,7 @@
 #include "dense/Kolesky_PotrfDataflow.hpp"
 #include "dense/Kolesky_PotrfTrace.hpp"
 #include "dense/Kolesky_PotrsFlow.hpp"
+#include "dense/Kolesky_PotrsInverse.hpp"
 #include "dense/Kolesky_PotrsWarp.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
 #include "host/Kolesky_HostRankUpdate.hpp"
@@ -613,18 +614,25 @@ template <class Exec, class T>
 void potrs_strided(const Exec& exec, const int n, const int nrhs, const Strided<const T> l,
                    const Strided<T> b, const Blas blas = Blas::Auto) {
   if (n == 0 || nrhs == 0) return;
+  const auto bt = b.transposed();
+  const bool vendor = use_vendor<Exec>(blas) && col_major(l, n, n).ok && col_major(bt, nrhs, n).ok;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     if (potrs_warp_wins<T>(n, nrhs))
       return potrs_warp<T>(exec, n, nrhs, l, b);
+#ifdef KOLESKY_HAVE_CUBLAS
+    // Before the team per right-hand side, which it beats from n = 512 (H200, session 37),
+    // unless a measurement knob forces another solve.
+    const bool forced = PotrsWarpKnobs::get().team == 2 || PotrsKnobs::get().flow == 2;
+    if (vendor && !forced && potrs_inv_wins<T>(n, nrhs))
+      return potrs_inv<T>(exec, n, nrhs, l, b);
+#endif
     if (potrs_team_per_rhs_wins<T>(n, nrhs, exec.cuda_device_prop().multiProcessorCount))
       return potrs_team_per_rhs<T>(exec, n, nrhs, l, b);
     if (potrs_flow_wins(n, nrhs))
       return potrs_flow<T>(exec, n, nrhs, l, b);
   }
 #endif
-  const auto bt = b.transposed();
-  const bool vendor = use_vendor<Exec>(blas) && col_major(l, n, n).ok && col_major(bt, nrhs, n).ok;
   if (!vendor && nrhs < 32) return potrs_team(exec, n, nrhs, l, b);
   blocked_trsm_r(exec, blas, nrhs, n, true, l, bt, 0);
   blocked_trsm_r(exec, blas, nrhs, n, false, l, bt, 0);
