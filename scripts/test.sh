@@ -12,6 +12,4 @@ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$de
   -DKolesky_ENABLE_MPI=ON >/dev/null
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
-# Tests side by side (a threaded backend's suite and the MPI runs reserve the cores they use).
-OMP_PROC_BIND=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} ctest --output-on-failure \
-  -j "$(nproc)" "$@"
+OMP_PROC_BIND=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} ctest --output-on-failure "$@"
