@@ -628,6 +628,52 @@ TYPED_TEST(PotrfFlow, PlanGraph) {
   }
 }
 
+// The plan's solves (CUDA: the second call with the same A and B records, later ones replay;
+// any direct call drops the recording): each solve path (one launch at 3 right-hand sides,
+// the team per right-hand side at 300 / 40, the GEMM sweeps at 600 and 2100 with 40), B
+// restored before each call; another B in between, then a wider one (its workspaces grow),
+// then the first B again: recorded anew, never a replay of a graph whose workspace moved.
+TYPED_TEST(PotrfFlow, PlanSolveGraph) {
+  using T = TypeParam;
+  for (const auto& [n, nrhs] : std::vector<std::pair<int, int>>{
+           {300, 3}, {300, 40}, {600, 40}, {kHost ? 700 : 2100, 40}}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+    PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower);
+    const Dense a = dominant_spd<T>(n, 62u + n);
+    auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    ASSERT_EQ(plan.potrf(x), 0);
+    Dense b = random_matrix(n, nrhs, 63u), c = random_matrix(n, 3 * nrhs, 64u);
+    for (auto& v : b.v) v = double(T(v));
+    for (auto& v : c.v) v = double(T(v));
+    const auto b0 = to_device<T, Kokkos::LayoutLeft>(b);
+    const auto c0 = to_device<T, Kokkos::LayoutLeft>(c);
+    auto db = to_device<T, Kokkos::LayoutLeft>(b);
+    auto dc = to_device<T, Kokkos::LayoutLeft>(c);
+    auto dd = to_device<T, Kokkos::LayoutLeft>(b);  // another B of the same shape
+    const auto solve_b = [&](const bool replay) {
+      Kokkos::deep_copy(db, b0);
+      plan.potrs(x, db);
+      EXPECT_EQ(plan.potrs_uses_graph(), replay && !kHost);
+      EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+    };
+    solve_b(false);  // direct
+    solve_b(true);   // recorded, replayed
+    solve_b(true);   // replayed
+    plan.potrs(x, dd);
+    EXPECT_FALSE(plan.potrs_uses_graph());
+    EXPECT_LT(solve_ratio_fast(a, to_host(dd), b, eps<T>()), 30.0);
+    solve_b(false);  // after another B: direct
+    plan.potrs(x, dc);
+    EXPECT_LT(solve_ratio_fast(a, to_host(dc), c, eps<T>()), 30.0);
+    Kokkos::deep_copy(dc, c0);
+    plan.potrs(x, dc);  // recorded at the wider size
+    EXPECT_EQ(plan.potrs_uses_graph(), !kHost);
+    EXPECT_LT(solve_ratio_fast(a, to_host(dc), c, eps<T>()), 30.0);
+    solve_b(false);
+    solve_b(true);
+  }
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
 // A plan's graph keeps the priorities of the streams its kernels were captured from: capture
 // gives each kernel node its stream's priority (the lookahead stream's is the device's

@@ -599,6 +599,7 @@ enum class Solver {
   KoleskyWarp,
   KoleskyTeam,
   KoleskyInv,
+  KoleskyPlan,
   KokkosKernels,
   Lapack,
   Cusolver
@@ -659,6 +660,7 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
 #ifdef KOLESKY_HAVE_CUSOLVER
   std::unique_ptr<kolesky::baselines::CusolverPotrf<T>> cs;
 #endif
+  std::unique_ptr<kolesky::PotrfPlan<Exec, T>> plan;
   switch (who) {
     case Solver::Kolesky:
       factor = [&] { info = kolesky::potrf(Exec(), kolesky::Uplo::Lower, p.a); };
@@ -684,6 +686,11 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
         knob.flow = 1;
         ik.inv = inv;
       };
+      break;
+    case Solver::KoleskyPlan:  // a PotrfPlan made once (CUDA: its solves replay a graph)
+      plan = std::make_unique<kolesky::PotrfPlan<Exec, T>>(Exec(), n, kolesky::Uplo::Lower);
+      factor = [&] { info = plan->potrf(p.a); };
+      solve = [&] { plan->potrs(p.a, p.b); };
       break;
     case Solver::KokkosKernels:
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
@@ -732,6 +739,12 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
   reset_b();
   factor();  // untimed first calls: handles, workspaces, lazily loaded kernels
   solve();
+  if (plan) {  // a plan records on its second call with the same matrices
+    reset_a();
+    reset_b();
+    factor();
+    solve();
+  }
   if (!with_factor) {
     reset_a();
     factor();
@@ -830,6 +843,7 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
   who.push_back({"kolesky_warp", Solver::KoleskyWarp});
   who.push_back({"kolesky_team", Solver::KoleskyTeam});
   who.push_back({"kolesky_inv", Solver::KoleskyInv});
+  who.push_back({"kolesky_plan", Solver::KoleskyPlan});
 #endif
 #ifdef KOLESKY_HAVE_KOKKOSKERNELS
   who.push_back({"kokkoskernels", Solver::KokkosKernels});

@@ -22,6 +22,11 @@
 // are one launch that writes the plan's pinned info word, on the execution space's stream:
 // nothing to record.
 //
+// potrs is recorded and replayed the same way, keyed by A and B (pointers, strides, count of
+// right-hand sides): at n >= 512 with more than 16 right-hand sides its ~4 n / 256 cuBLAS calls
+// cost the host more than the GPU. Any solve that is not replayed drops the recording (a
+// direct call may have moved the per-stream workspaces the recording reads).
+//
 // kolesky::potrf without a plan runs the same code, with per-stream cached workspace.
 #pragma once
 #include <Kokkos_Core.hpp>
@@ -65,6 +70,7 @@ class PotrfPlan {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (is_cuda) {
       if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
+      if (solve_graph_ != nullptr) cudaGraphExecDestroy(solve_graph_);
     }
 #endif
   }
@@ -76,6 +82,8 @@ class PotrfPlan {
   const ExecSpace& space() const { return exec_; }
   // CUDA: whether the last potrf replayed a recorded graph.
   bool uses_graph() const { return replayed_; }
+  // CUDA: whether the last potrs replayed a recorded graph.
+  bool potrs_uses_graph() const { return solve_replayed_; }
 
   // Factor A (n x n, any layout) in place; returns LAPACK's info.
   template <class AView>
@@ -120,6 +128,36 @@ class PotrfPlan {
   void potrs(const AView& a, const BView& b) const {
     const impl::Region region("kolesky::PotrfPlan::potrs");
     check(a, "potrs");
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      impl::check_rhs<ExecSpace>("potrs", a, b);
+      const auto l = lower(a);
+      const impl::Strided<const T> lc{l.p, l.rs, l.cs};
+      const impl::Strided<T> bs = impl::rhs_of(b);
+      const int nrhs = impl::nrhs_of(b);
+      solve_replayed_ = false;
+      if (n_ == 0 || nrhs == 0) return;
+      const SolveKey key{{l.p, l.rs, l.cs}, {bs.p, bs.rs, bs.cs}, nrhs, impl::fast_float_flag()};
+      const Kokkos::Cuda& w = *own_->exec;
+      impl::stream_wait(w, exec_, own_->to_side);  // after what exec_ already holds
+      const auto solve = [&](const Kokkos::Cuda& e) {
+        impl::potrs_strided<Kokkos::Cuda, T>(e, n_, nrhs, lc, bs, opt_.blas);
+      };
+      if (graphs_ok_ && solve_graph_ != nullptr && key == solve_key_) {
+        solve_replayed_ = cudaGraphLaunch(solve_graph_, w.cuda_stream()) == cudaSuccess;
+      } else if (graphs_ok_ && key == solve_seen_ && capture(solve_graph_, solve)) {
+        solve_key_ = key;
+        solve_replayed_ = cudaGraphLaunch(solve_graph_, w.cuda_stream()) == cudaSuccess;
+      }
+      if (!solve_replayed_) {
+        solve(w);
+        solve_seen_ = key;
+        solve_key_ = SolveKey{};
+      }
+      w.fence();
+      return;
+    }
+#endif
     kolesky::potrs(exec_, uplo_, a, b, opt_.blas);
   }
 
@@ -152,6 +190,14 @@ class PotrfPlan {
     const void* p = nullptr;
     std::ptrdiff_t rs = 0, cs = 0;
     bool operator==(const Key& o) const { return p == o.p && rs == o.rs && cs == o.cs; }
+  };
+  struct SolveKey {
+    Key a, b;
+    int nrhs = 0;
+    bool fast = false;
+    bool operator==(const SolveKey& o) const {
+      return a == o.a && b == o.b && nrhs == o.nrhs && fast == o.fast;
+    }
   };
 
   template <class AView>
@@ -188,8 +234,17 @@ class PotrfPlan {
 #ifdef KOKKOS_ENABLE_CUDA
   // Record enqueue(l) as a graph (update the instantiated one when possible).
   bool record(const impl::Strided<T>& l, const Key& key) {
-    // While a Kokkos Tools callback is set, Kokkos fences around each of its kernels for the
-    // tool, which a stream capture forbids (Kokkos would throw): run directly then.
+    if (!capture(graph_, [&](const Kokkos::Cuda& e) { enqueue(e, l); })) return false;
+    graph_key_ = key;
+    return true;
+  }
+
+  // Record what `enqueue_on(stream)` queues on the plan's stream into `graph` (updated in
+  // place when only parameters changed). False, with graphs off for the plan, where recording
+  // fails; false while a Kokkos Tools library is loaded (Kokkos fences around each kernel for
+  // the tool, which a stream capture forbids).
+  template <class F>
+  bool capture(cudaGraphExec_t& graph, const F& enqueue_on) const {
     if (Kokkos::Tools::profileLibraryLoaded()) return false;
     const Kokkos::Cuda& w = *own_->exec;
     cudaStream_t s = w.cuda_stream();
@@ -198,8 +253,15 @@ class PotrfPlan {
       cudaGetLastError();
       return false;
     }
-    enqueue(w, l);
     cudaGraph_t g = nullptr;
+    try {
+      enqueue_on(w);
+    } catch (...) {  // leave the stream out of capture mode
+      cudaStreamEndCapture(s, &g);
+      if (g) cudaGraphDestroy(g);
+      cudaGetLastError();
+      throw;
+    }
     const cudaError_t e = cudaStreamEndCapture(s, &g);
     if (e != cudaSuccess || g == nullptr) {
       graphs_ok_ = false;
@@ -208,33 +270,33 @@ class PotrfPlan {
       return false;
     }
     bool ok = false;
-    if (graph_ != nullptr) {
+    if (graph != nullptr) {
 #if CUDART_VERSION >= 12000
       cudaGraphExecUpdateResultInfo info;
-      ok = cudaGraphExecUpdate(graph_, g, &info) == cudaSuccess;
+      ok = cudaGraphExecUpdate(graph, g, &info) == cudaSuccess;
 #else
       cudaGraphNode_t node;
       cudaGraphExecUpdateResult res;
-      ok = cudaGraphExecUpdate(graph_, g, &node, &res) == cudaSuccess;
+      ok = cudaGraphExecUpdate(graph, g, &node, &res) == cudaSuccess;
 #endif
       if (!ok) {
         cudaGetLastError();
-        cudaGraphExecDestroy(graph_);
-        graph_ = nullptr;
+        cudaGraphExecDestroy(graph);
+        graph = nullptr;
       }
     }
-    if (!ok) ok = impl::instantiate_graph(&graph_, g) == cudaSuccess;
+    if (!ok) ok = impl::instantiate_graph(&graph, g) == cudaSuccess;
     cudaGraphDestroy(g);
     if (!ok) {
       graphs_ok_ = false;
-      graph_ = nullptr;
+      graph = nullptr;
       cudaGetLastError();
       return false;
     }
-    graph_key_ = key;
     return true;
   }
   cudaGraphExec_t graph_ = nullptr;
+  mutable cudaGraphExec_t solve_graph_ = nullptr;
   std::unique_ptr<impl::CudaSide> side_, own_;  // lookahead stream; the plan's work stream
 #endif
 
@@ -246,8 +308,12 @@ class PotrfPlan {
   std::unique_ptr<impl::FlowWorkOf<ExecSpace>> work_;
   HostInfo host_info_;
   Key seen_key_, graph_key_;
-  bool graphs_ok_ = true;
+  // potrs (const) records and replays too: the last direct call's key and the replayable
+  // recording's (none after a direct call).
+  mutable SolveKey solve_seen_, solve_key_;
+  mutable bool graphs_ok_ = true;
   bool replayed_ = false;
+  mutable bool solve_replayed_ = false;
 };
 
 }  // namespace kolesky
