@@ -735,6 +735,49 @@ void check_graph_priorities() {
 }
 #endif
 
+#ifdef KOKKOS_ENABLE_CUDA
+// impl::graph_shape: recordings that differ only in their kernels' arguments share a shape (a
+// plan updates its instantiated graph with them); more kernels or a memset in front do not.
+template <class E>
+void check_graph_shapes() {
+  if constexpr (!std::is_same<E, Kokkos::Cuda>::value) {
+    GTEST_SKIP() << "graphs are CUDA only";
+  } else {
+    impl::CudaSide side;
+    Kokkos::View<int*, Kokkos::CudaSpace> v("v", 64), u("u", 64);
+    const auto record = [&](const int kernels, const bool memset, const int x) {
+      EXPECT_EQ(cudaStreamBeginCapture(side.stream, cudaStreamCaptureModeThreadLocal),
+                cudaSuccess);
+      if (memset) cudaMemsetAsync(u.data(), 0, sizeof(int), side.stream);
+      for (int q = 0; q < kernels; ++q)
+        Kokkos::parallel_for("kolesky::test_graph_shape",
+                             Kokkos::RangePolicy<Kokkos::Cuda>(*side.exec, 0, 64),
+                             Fill<int>{q % 2 ? u : v, x + q});
+      cudaGraph_t g = nullptr;
+      EXPECT_EQ(cudaStreamEndCapture(side.stream, &g), cudaSuccess);
+      const std::vector<int> shape = impl::graph_shape(g);
+      cudaGraphDestroy(g);
+      return shape;
+    };
+    const auto one = record(1, false, 1), two = record(2, false, 1);
+    EXPECT_EQ(one.size(), 2u);
+    EXPECT_EQ(two.size(), 4u);
+    EXPECT_NE(one, two);
+    EXPECT_EQ(two, record(2, false, 5));  // other arguments: the same shape
+    EXPECT_NE(two, record(2, true, 1));   // a memset ahead of them
+    EXPECT_EQ(two[3], 1);                 // the second kernel waits on the first
+  }
+}
+#endif
+
+TEST(PotrfFlowGraph, Shapes) {
+#ifdef KOKKOS_ENABLE_CUDA
+  check_graph_shapes<ExecSpace>();
+#else
+  GTEST_SKIP() << "graphs are CUDA only";
+#endif
+}
+
 TEST(PotrfFlowGraph, KeepsStreamPriorities) {
 #ifdef KOKKOS_ENABLE_CUDA
   check_graph_priorities<ExecSpace>();

@@ -6,10 +6,12 @@
 #ifdef KOKKOS_ENABLE_CUDA
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kolesky {
 namespace impl {
@@ -94,6 +96,33 @@ inline cudaError_t instantiate_graph(cudaGraphExec_t* const exec, const cudaGrap
 #else
   return cudaGraphInstantiate(exec, g, nullptr, nullptr, 0);
 #endif
+}
+
+// A captured graph's shape as far as cudaGraphExecUpdate needs it unchanged: each node's
+// kind and number of dependencies, in the graph's order. A recording of another shape (a
+// plan's potrs with another count of right-hand sides takes other kernels) is instantiated
+// anew rather than offered to an update that would fail and leave an API error behind for
+// sanitizers and tools to report.
+inline std::vector<int> graph_shape(const cudaGraph_t g) {
+  std::size_t count = 0;
+  if (cudaGraphGetNodes(g, nullptr, &count) != cudaSuccess) return {-1};
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0 && cudaGraphGetNodes(g, nodes.data(), &count) != cudaSuccess) return {-1};
+  std::vector<int> shape;
+  shape.reserve(2 * count);
+  for (const cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    std::size_t deps = 0;
+#if CUDART_VERSION >= 13000
+    const cudaError_t e = cudaGraphNodeGetDependencies(node, nullptr, nullptr, &deps);
+#else
+    const cudaError_t e = cudaGraphNodeGetDependencies(node, nullptr, &deps);
+#endif
+    if (e != cudaSuccess || cudaGraphNodeGetType(node, &type) != cudaSuccess) return {-1};
+    shape.push_back(int(type));
+    shape.push_back(int(deps));
+  }
+  return shape;
 }
 
 }  // namespace impl

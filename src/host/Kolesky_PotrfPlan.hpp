@@ -32,6 +32,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <memory>
+#include <vector>
 
 #include "common/Kolesky_Error.hpp"
 #include "common/Kolesky_Profiling.hpp"
@@ -131,7 +132,9 @@ class PotrfPlan {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (is_cuda) {
       impl::check_rhs<ExecSpace>("potrs", a, b);
-      const auto l = lower(a);
+      // (A may be a view of const: the solve only reads it.)
+      const auto l = uplo_ == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a)
+                                          : impl::lower_of<Uplo::Upper>(a);
       const impl::Strided<const T> lc{l.p, l.rs, l.cs};
       const impl::Strided<T> bs = impl::rhs_of(b);
       const int nrhs = impl::nrhs_of(b);
@@ -145,7 +148,7 @@ class PotrfPlan {
       };
       if (graphs_ok_ && solve_graph_ != nullptr && key == solve_key_) {
         solve_replayed_ = cudaGraphLaunch(solve_graph_, w.cuda_stream()) == cudaSuccess;
-      } else if (graphs_ok_ && key == solve_seen_ && capture(solve_graph_, solve)) {
+      } else if (graphs_ok_ && key == solve_seen_ && capture(solve_graph_, solve_shape_, solve)) {
         solve_key_ = key;
         solve_replayed_ = cudaGraphLaunch(solve_graph_, w.cuda_stream()) == cudaSuccess;
       }
@@ -234,17 +237,18 @@ class PotrfPlan {
 #ifdef KOKKOS_ENABLE_CUDA
   // Record enqueue(l) as a graph (update the instantiated one when possible).
   bool record(const impl::Strided<T>& l, const Key& key) {
-    if (!capture(graph_, [&](const Kokkos::Cuda& e) { enqueue(e, l); })) return false;
+    if (!capture(graph_, shape_, [&](const Kokkos::Cuda& e) { enqueue(e, l); })) return false;
     graph_key_ = key;
     return true;
   }
 
   // Record what `enqueue_on(stream)` queues on the plan's stream into `graph` (updated in
-  // place when only parameters changed). False, with graphs off for the plan, where recording
-  // fails; false while a Kokkos Tools library is loaded (Kokkos fences around each kernel for
-  // the tool, which a stream capture forbids).
+  // place when only parameters changed: `shape`, the instantiated recording's, is the same).
+  // False, with graphs off for the plan, where recording fails; false while a Kokkos Tools
+  // library is loaded (Kokkos fences around each kernel for the tool, which a stream capture
+  // forbids).
   template <class F>
-  bool capture(cudaGraphExec_t& graph, const F& enqueue_on) const {
+  bool capture(cudaGraphExec_t& graph, std::vector<int>& shape, const F& enqueue_on) const {
     if (Kokkos::Tools::profileLibraryLoaded()) return false;
     const Kokkos::Cuda& w = *own_->exec;
     cudaStream_t s = w.cuda_stream();
@@ -270,7 +274,8 @@ class PotrfPlan {
       return false;
     }
     bool ok = false;
-    if (graph != nullptr) {
+    std::vector<int> now = impl::graph_shape(g);
+    if (graph != nullptr && now == shape && now != std::vector<int>{-1}) {
 #if CUDART_VERSION >= 12000
       cudaGraphExecUpdateResultInfo info;
       ok = cudaGraphExecUpdate(graph, g, &info) == cudaSuccess;
@@ -279,24 +284,28 @@ class PotrfPlan {
       cudaGraphExecUpdateResult res;
       ok = cudaGraphExecUpdate(graph, g, &node, &res) == cudaSuccess;
 #endif
-      if (!ok) {
-        cudaGetLastError();
-        cudaGraphExecDestroy(graph);
-        graph = nullptr;
-      }
+      if (!ok) cudaGetLastError();
     }
-    if (!ok) ok = impl::instantiate_graph(&graph, g) == cudaSuccess;
+    if (!ok) {
+      if (graph != nullptr) cudaGraphExecDestroy(graph);
+      graph = nullptr;
+      ok = impl::instantiate_graph(&graph, g) == cudaSuccess;
+    }
     cudaGraphDestroy(g);
     if (!ok) {
       graphs_ok_ = false;
       graph = nullptr;
+      shape.clear();
       cudaGetLastError();
       return false;
     }
+    shape = std::move(now);
     return true;
   }
   cudaGraphExec_t graph_ = nullptr;
   mutable cudaGraphExec_t solve_graph_ = nullptr;
+  std::vector<int> shape_;                // graph_'s recording (impl::graph_shape)
+  mutable std::vector<int> solve_shape_;  // solve_graph_'s
   std::unique_ptr<impl::CudaSide> side_, own_;  // lookahead stream; the plan's work stream
 #endif
 
