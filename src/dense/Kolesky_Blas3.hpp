@@ -215,6 +215,24 @@ void vendor_gemm(const Exec& exec, bool ta, bool tb, int m, int n, int k, const 
   throw std::logic_error("kolesky: no vendor BLAS for this execution space");
 }
 
+// C = alpha A B + beta C by the vendor GEMM, A m x k, B k x n and C each column-major or
+// stored transposed (C transposed: C^T = B^T A^T). False, nothing queued, when one is neither.
+template <class Exec, class T>
+bool vendor_gemm_strided(const Exec& exec, const int m, const int n, const int k,
+                         const Strided<const T> a, const Strided<const T> b, const Strided<T> c,
+                         const T alpha = T(-1), const T beta = T(1)) {
+  const auto ca = col_major(a, m, k), cb = col_major(b, k, n);
+  const auto cc = col_major(c, m, n);
+  if (!(ca.ok && cb.ok && cc.ok)) return false;
+  if (!cc.trans)
+    vendor_gemm(exec, ca.trans, cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld, alpha,
+                beta);
+  else
+    vendor_gemm(exec, !cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld,
+                alpha, beta);
+  return true;
+}
+
 // C (n x n, triangle `lower`) -= op(A) op(A)^T.
 template <class Exec, class T>
 void vendor_syrk(const Exec& exec, bool lower, bool ta, int n, int k, const T* a, int lda, T* c,
@@ -665,13 +683,7 @@ void gemm_nt(const Exec& exec, const Blas blas, const int m, const int n, const 
         syrk_leaf(exec, m, k, ca.p, ca.ld, ca.trans, cc.p, cc.ld, cc.trans);
         return;
       }
-      if (!lower_only) {
-        if (!cc.trans)  // C -= A B^T
-          vendor_gemm(exec, ca.trans, !cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld);
-        else  // C^T -= B A^T
-          vendor_gemm(exec, cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld);
-        return;
-      }
+      if (!lower_only && vendor_gemm_strided(exec, m, n, k, a, b.transposed(), c)) return;
     }
   }
   native_gemm_nt(exec, m, n, k, a, b, c, lower_only, skip);

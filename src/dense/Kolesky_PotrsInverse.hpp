@@ -69,6 +69,39 @@ struct PotrsInvArgs {
 constexpr int kPotrsInvThreads = 128;
 constexpr int kPotrsInvLd = 33;  // a strip row in shared memory (odd: the row stores spread)
 
+// L_ii X = S for this warp's Q columns of a 32-row block: lane r holds row r of L_ii (lrow,
+// zero above the diagonal) and of S (acc); 32 steps of a shuffle and a multiply-add. The
+// solved rows go to the strip in shared memory (xs, Q consecutive) and to the inverse (inv,
+// column stride ld).
+template <class T, int Q>
+__device__ __forceinline__ void potrs_inv_substitute(const int r, const T (&lrow)[32],
+                                                     T (&acc)[Q], T* const xs, T* const inv,
+                                                     const int ld) {
+#if defined(__CUDA_ARCH__)
+  T d = lrow[0];
+#pragma unroll
+  for (int t = 1; t < 32; ++t)
+    if (t == r) d = lrow[t];
+  const T rd = T(1) / d;
+#pragma unroll
+  for (int t = 0; t < 32; ++t) {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      if (r == t) acc[q] *= rd;
+      const T xt = __shfl_sync(0xffffffffu, acc[q], t);
+      if (r > t) acc[q] -= lrow[t] * xt;
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    xs[q] = acc[q];
+    inv[std::size_t(q) * ld] = acc[q];
+  }
+#else
+  (void)r, (void)lrow, (void)acc, (void)xs, (void)inv, (void)ld;
+#endif
+}
+
 // A block of 128 threads per 32-column strip j of one diagonal block's inverse X = inv(L_kk):
 // down its 32-row blocks i >= j, S = [i == j] I - sum_{j <= m < i} L_im X_mj (the strip's
 // solved blocks kept in shared memory), then L_ii X_ij = S by substitution, a warp per eight
@@ -109,25 +142,7 @@ __global__ void __launch_bounds__(kPotrsInvThreads) potrs_inv_kernel(const Potrs
     const T* const li = lk + std::ptrdiff_t(row) * a.rs + std::ptrdiff_t(32 * i) * a.cs;
 #pragma unroll
     for (int t = 0; t < 32; ++t) lrow[t] = t <= r ? (in ? li[t * a.cs] : T(r == t)) : T(0);
-    T d = lrow[0];
-#pragma unroll
-    for (int t = 1; t < 32; ++t)
-      if (t == r) d = lrow[t];
-    const T rd = T(1) / d;
-#pragma unroll
-    for (int t = 0; t < 32; ++t) {
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        if (r == t) acc[q] *= rd;
-        const T xt = __shfl_sync(0xffffffffu, acc[q], t);
-        if (r > t) acc[q] -= lrow[t] * xt;
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      xs[row * kPotrsInvLd + c0 + q] = acc[q];
-      inv[std::size_t(q) * a.nb + row] = acc[q];
-    }
+    potrs_inv_substitute(r, lrow, acc, xs + row * kPotrsInvLd + c0, inv + row, a.nb);
     __syncthreads();
   }
 #else
@@ -184,25 +199,7 @@ __global__ void __launch_bounds__(32 * (32 / CPT))
     T lrow[32];
 #pragma unroll
     for (int t = 0; t < 32; ++t) lrow[t] = lr[w - 32 + t];
-    T d = lrow[0];
-#pragma unroll
-    for (int t = 1; t < 32; ++t)
-      if (t == r) d = lrow[t];
-    const T rd = T(1) / d;
-#pragma unroll
-    for (int t = 0; t < 32; ++t) {
-#pragma unroll
-      for (int q = 0; q < CPT; ++q) {
-        if (r == t) acc[q] *= rd;
-        const T xt = __shfl_sync(0xffffffffu, acc[q], t);
-        if (r > t) acc[q] -= lrow[t] * xt;
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < CPT; ++q) {
-      xs[row * kPotrsInvLd + c0 + q] = acc[q];
-      inv[std::size_t(q) * a.nb + row] = acc[q];
-    }
+    potrs_inv_substitute(r, lrow, acc, xs + row * kPotrsInvLd + c0, inv + row, a.nb);
     __syncthreads();
   }
 #else
@@ -210,22 +207,14 @@ __global__ void __launch_bounds__(32 * (32 / CPT))
 #endif
 }
 
-// C = alpha op(A) op(B) + beta C, A m x k, B k x n, each column-major or its transpose.
+// C = alpha A B + beta C, A m x k, B k x n, each column-major or its transpose.
 template <class T>
 void potrs_inv_gemm(const Kokkos::Cuda& exec, const int m, const int n, const int k,
                     const T alpha, const Strided<const T> a, const Strided<const T> b,
                     const T beta, const Strided<T> c) {
   if (m == 0 || n == 0 || k == 0) return;
-  const auto ca = col_major(a, m, k), cb = col_major(b, k, n);
-  const auto cc = col_major(c, m, n);
-  if (!(ca.ok && cb.ok && cc.ok))
+  if (!vendor_gemm_strided(exec, m, n, k, a, b, c, alpha, beta))
     throw std::logic_error("kolesky: potrs_inv: an operand is not column-major");
-  if (!cc.trans)
-    vendor_gemm(exec, ca.trans, cb.trans, m, n, k, ca.p, ca.ld, cb.p, cb.ld, cc.p, cc.ld, alpha,
-                beta);
-  else  // C^T = B^T A^T
-    vendor_gemm(exec, !cb.trans, !ca.trans, n, m, k, cb.p, cb.ld, ca.p, ca.ld, cc.p, cc.ld,
-                alpha, beta);
 }
 
 // Per stream: the inverses and the forward sweep's result (n x at most `cols` columns).
