@@ -428,6 +428,53 @@ TYPED_TEST(PotrfFlow, FewTeams) {
     }
 }
 
+// CUDA: the chain in a kernel of its own beside the tiles' kernel (impl::flow_split): the
+// tiles at one or two teams per SM (split 1 / 2), and split 3, where the chain's kernel does
+// not claim the chain, so the tile team that draws ticket 0 cancels the launch and the one
+// kernel queued after it factors the matrix (what happens when the chain's kernel does not
+// start in time). Both scalars, both layouts and triangles, failures in the first, a middle
+// and the last tile column, NaN, a good matrix after failures, a plan (which records one
+// kernel), and the default pick (float from n = 3072).
+TYPED_TEST(PotrfFlow, SplitChain) {
+  using T = TypeParam;
+  if (kHost) GTEST_SKIP() << "the split is CUDA only";
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  for (const int split : {2, 3, 1})
+    for (const int n : {200, 1000}) {
+      k.split_chain = split;
+      const Dense good = dominant_spd<T>(n, 90u + n);
+      const PotrfOptions o = flow_opts(Algo::Dataflow);
+      SCOPED_TRACE(describe(o, n, Uplo::Lower) + " split=" + std::to_string(split));
+      for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
+      for (const int f : {5, n / 2 + 3, n - 1}) {
+        Dense bad = good;
+        bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
+        auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), f + 1) << "fail at " << f;
+      }
+      auto h = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, h, o), 0);  // nothing stale after failures
+      check_factor<T>(good, to_host(h), Uplo::Lower);
+      PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
+      for (int rep = 0; rep < 3; ++rep) {
+        auto p = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+        ASSERT_EQ(plan.potrf(p), 0);
+        check_factor<T>(good, to_host(p), Uplo::Lower);
+      }
+    }
+  k.split_chain = -1;  // the default pick: float's whole-matrix launches from 3072
+  for (const int n : {3072, 3200}) {
+    const Dense a = dominant_spd<T>(n, 95u);
+    Dense b = random_matrix(n, 2, 96u);
+    for (auto& v : b.v) v = double(T(v));
+    auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    auto db = to_device<T, Kokkos::LayoutLeft>(b);
+    ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, d, db), 0);
+    EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+  }
+}
+
 // A small mix for the sanitizers: whole-matrix and panel dataflow, both triangles, failures,
 // a plan; three teams, where tasks queue.
 TYPED_TEST(PotrfFlow, Sanitize) {
@@ -436,6 +483,14 @@ TYPED_TEST(PotrfFlow, Sanitize) {
     const FlowKnobsRestore restore;
     const Dense b = random_spd<T>(330, 78u);
     impl::FlowKnobs::get().teams = 3;
+    auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
+    check_factor<T>(b, to_host(d), Uplo::Lower);
+  }
+  for (const int split : {2, 3}) {  // the chain's kernel beside the tiles' (CUDA)
+    const FlowKnobsRestore restore;
+    impl::FlowKnobs::get().split_chain = split;
+    const Dense b = random_spd<T>(330, 79u);
     auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
     ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
     check_factor<T>(b, to_host(d), Uplo::Lower);

@@ -20,6 +20,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstring>
+#include <memory>
 #include <type_traits>
 
 #ifndef __CUDA_ARCH__
@@ -45,7 +47,9 @@ constexpr int kFlowTile = 64;
 constexpr int kFlowWholeMax = 3072;
 constexpr int kFlowWholeMaxFloat = 3584;
 
-// Device state shared by the launches on one stream: ctr = {ticket, teams done, generation},
+// Device state shared by the launches on one stream: ctr = {ticket, teams done, generation,
+// and for split launches (FlowRole) the chain's claim, the tiles' kernel's start, and whether
+// the launch was cancelled},
 // one flag per tile of an nt x nt grid, and two staged tiles per tile row (the partial updates
 // of the tiles the chain takes at that row, kept in the chain team's register order).
 template <class MemSpace>
@@ -58,7 +62,7 @@ struct FlowWork {
   Kokkos::View<unsigned*, MemSpace> cols;
   int nt = 0;
   void reserve(const int tiles) {
-    if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 4);
+    if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 6);
     if (tiles > nt) {  // final and partial flags
       flags = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_flags", 2 * std::size_t(tiles) * tiles);
       cols = Kokkos::View<unsigned*, MemSpace>("kolesky::flow_columns", tiles);
@@ -120,7 +124,26 @@ KOKKOS_FORCEINLINE_FUNCTION T load_shared_global(const T* p) {
 #endif
 }
 
-template <class T>
+// Role of a CUDA launch: the chain and the tiles in one kernel (kFlowBoth), or split over two
+// kernels on two streams, each with its own register allocation: the chain's (one team, 255
+// registers) and the tiles' (two teams per SM at 128 registers, float's tile code with no
+// spill). CUDA promises neither that two kernels run at the same time nor in launch order
+// (CUDA_LAUNCH_BLOCKING=1 or a tool serializes them), so neither kernel waits on the other
+// unless it has seen it running: the tiles' kernel marks its start (ctr[4]); the chain's
+// kernel claims the chain (ctr[3]) only once it has seen that mark, within kFlowStartWaitNs,
+// and else leaves; the tile team that draws ticket 0 waits kFlowClaimWaitNs for that claim
+// and else claims it itself and cancels the launch (info = kFlowCancelled, which every wait
+// reads). Exactly one claim wins (atomicMax). A cancelled launch has written nothing to the
+// matrix (no tile is stored before the chain's first diagonal tile is published; partial
+// tasks write the workspace), and a one-kernel launch queued after it factors the matrix
+// then; it returns at once otherwise (issue 15 sessions 36 and 38). The chain's code stays
+// out of the tiles' kernel: there it cost the tiles more than the second team per SM gave.
+enum FlowRole : int { kFlowBoth = 0, kFlowChainOnly = 1, kFlowTilesOnly = 2 };
+constexpr unsigned long long kFlowStartWaitNs = 200000;
+constexpr unsigned long long kFlowClaimWaitNs = 50000;
+constexpr int kFlowCancelled = -2147483647 - 1;
+
+template <class T, int Role = kFlowBoth>
 struct FlowPotrf {
   static constexpr int TS = kFlowTile;
   static constexpr int KB = 32;         // k-chunk of the staged update operands
@@ -156,6 +179,8 @@ struct FlowPotrf {
   unsigned* flags;
   T* part;  // FlowWork::part
   unsigned* cols = nullptr;  // FlowWork::cols when another stream waits on the chain's columns
+  bool decline = false;  // tests: the chain's kernel does not claim (the launch is cancelled)
+  bool resume = false;   // the one-kernel launch after a split one: runs only if it was cancelled
   FlowTraceRec* trace;
 
   KOKKOS_FORCEINLINE_FUNCTION T& at(const int i, const int j) const { return a[i * rs + j * cs]; }
@@ -231,6 +256,27 @@ struct FlowPotrf {
       Kokkos::memory_fence();
     }
   }
+
+#ifdef __CUDA_ARCH__
+  // ctr[3] (ctr[4]) holds the generation + 1 of the last launch whose chain was claimed (whose
+  // tiles' kernel started); they only grow (a launch that never sets one leaves it behind,
+  // which the next launch's max passes).
+  __device__ bool claim_chain(const unsigned gen) const {
+    return atomicMax(reinterpret_cast<unsigned*>(ctr + 3), gen + 1) < gen + 1;
+  }
+  __device__ bool marked(const int w, const unsigned gen) const {
+    return *(volatile const unsigned*)(ctr + w) >= gen + 1;
+  }
+  // The chain's kernel: claim the chain once the tiles' kernel is seen running.
+  __device__ bool claim_when_tiles_run(const unsigned gen) const {
+    const unsigned long long t0 = flow_clock();
+    while (!marked(4, gen)) {
+      if (flow_clock() - t0 > kFlowStartWaitNs) return false;
+      __nanosleep(200);
+    }
+    return claim_chain(gen);
+  }
+#endif
 
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
@@ -362,11 +408,47 @@ struct FlowPotrf {
     c.tc = c.tid & 15;
     c.unit_rows = (rs < 0 ? -rs : rs) <= (cs < 0 ? -cs : cs);
 
+    if (resume) {  // after a split launch: ctr[5] = 1 when it was cancelled (FlowResumeCheck)
+      if (c.tid == 0) c.sh[3] = read_int(&ctr[5]);
+      member.team_barrier();
+      if (c.sh[3] == 0) return;
+    }
     if (c.tid == 0) c.sh[2] = read_int(&ctr[2]);
     member.team_barrier();
     const unsigned gen = unsigned(c.sh[2]);
     c.want = gen + 1;
 
+    if constexpr (Role == kFlowChainOnly) {
+      // nteams counts this team beside the tiles' kernel's, so the generation it read cannot
+      // move before its own finish(), however late this kernel starts.
+      if (c.tid == 0) c.sh[1] = !decline && read_int(info) == 0 && claim_when_tiles_run(gen);
+      member.team_barrier();
+      if (c.sh[1] != 0) chain(member, c);
+      if (c.tid == 0) finish(gen);
+    } else {
+      if constexpr (Role == kFlowTilesOnly)
+        if (c.tid == 0) atomicMax(reinterpret_cast<unsigned*>(ctr + 4), gen + 1);
+      tickets(member, c, gen);
+    }
+#else
+    (void)member;
+#endif
+  }
+
+#ifdef __CUDA_ARCH__
+  struct Ctx {
+    T* s;
+    T* rdiag;
+    T* xb;
+    int* sh;
+    int tid, lane, tr, tc;
+    bool unit_rows;
+    unsigned want;
+  };
+
+  // The persistent loop over tickets.
+  template <class Member>
+  __device__ void tickets(const Member& member, Ctx& c, const unsigned gen) const {
     for (;;) {
       if (c.tid == 0) {
         c.sh[0] = Kokkos::atomic_fetch_add(&ctr[0], 1);
@@ -378,7 +460,16 @@ struct FlowPotrf {
       member.team_barrier();
       if (t >= ntasks) break;
       if (t == 0) {
-        if (ok) chain(member, c);
+        if constexpr (Role == kFlowBoth) {
+          if (ok) chain(member, c);
+        } else if (c.tid == 0 && ok) {  // the chain's kernel claims it, or the launch ends
+          const unsigned long long t0 = flow_clock();
+          while (!marked(3, gen) && flow_clock() - t0 < kFlowClaimWaitNs) __nanosleep(200);
+          if (claim_chain(gen)) {
+            atomicCAS(info, 0, kFlowCancelled);
+            Kokkos::memory_fence();
+          }
+        }
         continue;
       }
       int kind, i, j;
@@ -438,21 +529,7 @@ struct FlowPotrf {
       }
     }
     if (c.tid == 0) finish(gen);
-#else
-    (void)member;
-#endif
   }
-
-#ifdef __CUDA_ARCH__
-  struct Ctx {
-    T* s;
-    T* rdiag;
-    T* xb;
-    int* sh;
-    int tid, lane, tr, tc;
-    bool unit_rows;
-    unsigned want;
-  };
 
   // acc <- tile (i, j) (lower part only when diag); zero outside the matrix.
   __device__ void load_tile(const Ctx& c, T (&acc)[4][4], const int i, const int j,
@@ -1334,6 +1411,7 @@ inline FlowWork<Kokkos::CudaSpace>& cuda_flow_work(const Kokkos::Cuda& exec) {
 }
 #endif
 
+
 inline int flow_tiles(const int n) { return (n + kFlowTile - 1) / kFlowTile; }
 
 inline int flow_tasks(const int nt, const int j0, const int j1) {
@@ -1371,6 +1449,10 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // > 0: at most this many teams for every dataflow launch, beside any cap its caller gives
   // (a lookahead panel's panel_teams); tests, measurements.
   int teams = 0;
+  // CUDA: the chain's kernel split from the tiles' (flow_split): -1 the default pick, 0 never,
+  // 1 / 2 the tiles' kernel at one / two teams per SM, 3 as 2 with the chain's kernel not
+  // claiming the chain (the launch is cancelled and refactored by one kernel; tests).
+  int split_chain = -1;
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
@@ -1416,6 +1498,126 @@ int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
   return teams < 2 && tasks > 1 ? 2 : teams;
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+// Whether a CUDA launch splits the chain from the tiles (FlowRole), and how: 0 one kernel; 1
+// the tiles' kernel at one team per SM; 2 at two (3: 2 with the chain's kernel declining, so
+// the launch is cancelled and factored by the one kernel after it; tests). Default: float's
+// whole-matrix launches (FFMA tile updates) from n = 3072, where the tiles' throughput bounds
+// the launch (H200, session 38: 3072 1.06 -> 1.00 ms, 3584 1.50 -> 1.34; at 2048, chain-bound,
+// the second kernel costs 5 %). Double's tile code spills at 128 registers (302 / 500 B) and
+// lost 5-13 %. Only whole-matrix launches, whatever the knob: a cancelled launch's info word
+// would be read by kernels beside a panel (a split panel's column waiter, native updates'
+// skip test). Not while capturing (a plan's graph), nor with a team cap.
+template <class T>
+int flow_split(const Kokkos::Cuda& exec, const int n, const int j0, const int j1, const int nt,
+               const FlowPotrf<T>& f, const int max_teams, const bool signal_columns) {
+  const int knob = FlowKnobs::get().split_chain;
+  const bool whole = j0 == 0 && j1 == nt && !signal_columns && max_teams == 0 &&
+                     FlowKnobs::get().teams == 0;
+  if (knob == 0 || !whole || f.nteams < 3) return 0;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(exec.cuda_stream(), &capture) != cudaSuccess) {
+    cudaGetLastError();  // not left for the next launch's check
+    return 0;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return 0;
+  if (knob > 0) return knob;
+  return std::is_same<T, float>::value && !f.tf32 && n >= 3072 ? 2 : 0;
+}
+
+// The chain's kernel's stream (a split launch), one per caller's stream, at the device's
+// highest priority: launched first, it claims the chain before the tiles' kernel would.
+struct FlowChainStream {
+  cudaStream_t stream{};
+  cudaEvent_t fork{}, join{};
+  std::unique_ptr<Kokkos::Cuda> exec;
+  void init() {
+    if (exec) return;
+    int least = 0, greatest = 0;
+    cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+    exec.reset(new Kokkos::Cuda(stream));
+  }
+  ~FlowChainStream() {
+    if (!exec) return;
+    exec.reset();
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    cudaStreamDestroy(stream);
+  }
+};
+
+// The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
+// back into exec's stream. Both count in nteams for finish().
+// After a split launch: whether it was cancelled (info = kFlowCancelled: cleared, ctr[5] = 1).
+struct FlowResumeCheck {
+  int* info;
+  int* ctr;
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    const bool cancelled = *(volatile int*)info == kFlowCancelled;
+    if (cancelled) *(volatile int*)info = 0;
+    *(volatile int*)(ctr + 5) = cancelled ? 1 : 0;
+  }
+};
+
+template <class T, int MinBlocks>
+void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_teams,
+                       const bool decline) {
+  FlowChainStream& cs = per_stream<FlowChainStream>(exec);
+  cs.init();
+  FlowPotrf<T> fr = f;  // the one-kernel launch that runs if the split one is cancelled
+  fr.resume = true;
+  f.nteams = 1 + tile_teams;
+  f.decline = decline;
+  // The roles share one member list: the functor's bytes carry over.
+  static_assert(std::is_trivially_copyable<FlowPotrf<T>>::value, "");
+  FlowPotrf<T, kFlowChainOnly> fc;
+  FlowPotrf<T, kFlowTilesOnly> ft;
+  static_assert(sizeof(fc) == sizeof(f) && sizeof(ft) == sizeof(f), "");
+  std::memcpy(static_cast<void*>(&fc), &f, sizeof f);
+  std::memcpy(static_cast<void*>(&ft), &f, sizeof f);
+  const std::size_t shmem = FlowPotrf<T>::kScratchElems * sizeof(T) + 64;
+  constexpr int threads = FlowPotrf<T>::kThreads;
+  Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, 1>> pc(*cs.exec, 1, threads);
+  pc.set_scratch_size(0, Kokkos::PerTeam(shmem));
+  Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, MinBlocks>> pt(exec, tile_teams,
+                                                                                threads);
+  pt.set_scratch_size(0, Kokkos::PerTeam(shmem));
+  // Both kernels' modules loaded before either runs: CUDA loads a kernel lazily at its first
+  // launch, and that load waits for the device (session 36's first split hung on it).
+  static bool loaded = false;
+  if (!loaded) {
+    (void)pc.team_size_max(fc, Kokkos::ParallelForTag());
+    (void)pt.team_size_max(ft, Kokkos::ParallelForTag());
+    loaded = true;
+  }
+  cudaEventRecord(cs.fork, exec.cuda_stream());
+  cudaStreamWaitEvent(cs.stream, cs.fork, 0);
+  Kokkos::parallel_for("kolesky::potrf_flow_chain", pc, fc);
+  Kokkos::parallel_for("kolesky::potrf_flow_tiles", pt, ft);
+  cudaEventRecord(cs.join, cs.stream);
+  cudaStreamWaitEvent(exec.cuda_stream(), cs.join, 0);
+  Kokkos::parallel_for("kolesky::potrf_flow_resume_check",
+                       Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, 1), FlowResumeCheck{f.info, f.ctr});
+  Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, 1>> pr(exec, fr.nteams, threads);
+  pr.set_scratch_size(0, Kokkos::PerTeam(shmem));
+  Kokkos::parallel_for("kolesky::potrf_flow", pr, fr);
+}
+
+template <class T>
+void flow_launch_split(const Kokkos::Cuda& exec, const FlowPotrf<T>& f, const int split) {
+  // One SM left to the chain's team (it takes a whole SM's registers) when nothing else runs.
+  if (split == 1) {
+    flow_launch_roles<T, 1>(exec, f, f.nteams - 1, false);
+  } else {
+    const int tiles = 2 * (f.nteams - 1) < f.ntasks - 1 ? 2 * (f.nteams - 1) : f.ntasks - 1;
+    flow_launch_roles<T, 2>(exec, f, tiles, split == 3);
+  }
+}
+#endif
+
 // Factor tile columns [j0, j1) of the n x n lower matrix `a` (columns before j0 already
 // factored and their updates applied). `info` is a device word; a non-zero value on entry
 // makes the call a no-op. The workspace must not be used by another launch at the same time.
@@ -1453,6 +1655,15 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   }
 #endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    const int split = flow_split<T>(exec, n, j0, j1, nt, f, max_teams, signal_columns);
+    if (split > 0) {
+      flow_launch_split(exec, f, split);
+      return;
+    }
+  }
+#endif
   if constexpr (host) {
     Kokkos::parallel_for("kolesky::potrf_flow", Kokkos::TeamPolicy<Exec>(exec, f.nteams, 1), f);
   } else {
