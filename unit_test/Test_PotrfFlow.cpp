@@ -66,6 +66,22 @@ void factor_both_layouts(const Dense& a, const Uplo u, const PotrfOptions& o) {
   check_factor<T>(a, to_host(r), u);
 }
 
+// A failing minor in the first, a middle and the last tile column (the last one NaN), each
+// with its exact info, then the good matrix again (nothing stale after failures).
+template <class T>
+void failures_then_good(const Dense& good, const PotrfOptions& o) {
+  const int n = good.n;
+  for (const int f : {5, n / 2 + 3, n - 1}) {
+    Dense bad = good;
+    bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
+    auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), f + 1) << "fail at " << f;
+  }
+  auto h = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+  ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, h, o), 0);
+  check_factor<T>(good, to_host(h), Uplo::Lower);
+}
+
 // Puts every dataflow knob back when a test ends, also when an assertion returns early.
 struct FlowKnobsRestore {
   impl::FlowKnobs saved = impl::FlowKnobs::get();
@@ -415,15 +431,7 @@ TYPED_TEST(PotrfFlow, FewTeams) {
         auto g = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
         ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, g, o), 0);
         check_factor<T>(good, to_host(g), Uplo::Lower);
-        for (const int f : {5, n / 2 + 3, n - 1}) {
-          Dense bad = good;
-          bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
-          auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
-          ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), f + 1) << "fail at " << f;
-        }
-        auto h = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
-        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, h, o), 0);  // nothing stale after failures
-        check_factor<T>(good, to_host(h), Uplo::Lower);
+        failures_then_good<T>(good, o);
       }
     }
 }
@@ -447,15 +455,7 @@ TYPED_TEST(PotrfFlow, SplitChain) {
       const PotrfOptions o = flow_opts(Algo::Dataflow);
       SCOPED_TRACE(describe(o, n, Uplo::Lower) + " split=" + std::to_string(split));
       for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
-      for (const int f : {5, n / 2 + 3, n - 1}) {
-        Dense bad = good;
-        bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
-        auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
-        ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, z, o), f + 1) << "fail at " << f;
-      }
-      auto h = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
-      ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, h, o), 0);  // nothing stale after failures
-      check_factor<T>(good, to_host(h), Uplo::Lower);
+      failures_then_good<T>(good, o);
       PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
       for (int rep = 0; rep < 3; ++rep) {
         auto p = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
