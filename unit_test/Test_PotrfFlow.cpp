@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Kolesky_TestUtils.hpp"
@@ -441,8 +442,8 @@ TYPED_TEST(PotrfFlow, FewTeams) {
 // not claim the chain, so the tile team that draws ticket 0 cancels the launch and the one
 // kernel queued after it factors the matrix (what happens when the chain's kernel does not
 // start in time). Both scalars, both layouts and triangles, failures in the first, a middle
-// and the last tile column, NaN, a good matrix after failures, a plan (which records one
-// kernel), and the default pick (float from n = 3072).
+// and the last tile column, NaN, a good matrix after failures, a plan (PlanSplitGraph checks
+// its recordings), and the default pick (float from n = 3072).
 TYPED_TEST(PotrfFlow, SplitChain) {
   using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the split is CUDA only";
@@ -473,6 +474,112 @@ TYPED_TEST(PotrfFlow, SplitChain) {
     ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, d, db), 0);
     EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
   }
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// Kernel nodes of one dataflow launch of `a` recorded on a stream of its own, and how many of
+// them run at the device's highest priority (the split's chain kernel).
+template <class T, class V>
+std::pair<int, int> recorded_flow_kernels(const V& a) {
+  impl::CudaSide side(impl::CudaSide::Default);
+  impl::FlowWorkOf<Kokkos::Cuda> work;
+  Kokkos::View<int*, Kokkos::CudaSpace> info("info", 1);
+  const int n = int(a.extent(0));
+  int least = 0, greatest = 0;
+  cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  // The first launch (direct) loads the kernels and makes the workspace and the chain's
+  // stream; the recording follows.
+  impl::flow_potrf(*side.exec, n, impl::lower_of<Uplo::Lower>(a), info.data(), 0,
+                   impl::flow_tiles(n), work);
+  side.exec->fence();
+  std::pair<int, int> r{0, 0};
+  if (cudaStreamBeginCapture(side.stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+    return {-1, -1};
+  impl::flow_potrf(*side.exec, n, impl::lower_of<Uplo::Lower>(a), info.data(), 0,
+                   impl::flow_tiles(n), work);
+  cudaGraph_t g = nullptr;
+  if (cudaStreamEndCapture(side.stream, &g) != cudaSuccess) return {-2, -2};
+  std::size_t count = 0;
+  cudaGraphGetNodes(g, nullptr, &count);
+  std::vector<cudaGraphNode_t> nodes(count);
+  cudaGraphGetNodes(g, nodes.data(), &count);
+  for (const cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    cudaGraphNodeGetType(node, &type);
+    if (type != cudaGraphNodeTypeKernel) continue;
+    ++r.first;
+    cudaKernelNodeAttrValue val{};
+    cudaGraphKernelNodeGetAttribute(node, cudaKernelNodeAttributePriority, &val);
+    if (val.priority == greatest && greatest != least) ++r.second;
+  }
+  cudaGraphDestroy(g);
+  return r;
+}
+#endif
+
+// CUDA: the split launch inside a recorded graph (a plan's replays). The recording holds both
+// kernels, the chain's at the highest priority, and the cancel path's check and one-kernel
+// launch; a plan's replays factor good matrices, report each failing minor exactly (first, a
+// middle, the last tile column, NaN) on the recorded matrix, and a good one after them;
+// split 3 takes the cancel path at every replay. Then float's default pick at 3072 in a plan.
+TYPED_TEST(PotrfFlow, PlanSplitGraph) {
+  using T = TypeParam;
+  if (kHost) GTEST_SKIP() << "the split is CUDA only";
+#ifdef KOKKOS_ENABLE_CUDA
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  const int n = 1000;
+  const Dense good = dominant_spd<T>(n, 97u);
+  const auto g0 = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+  for (const int split : {0, 2, 3}) {
+    k.split_chain = split;
+    SCOPED_TRACE("split=" + std::to_string(split));
+    auto x = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+    const auto nodes = recorded_flow_kernels<T>(x);
+    EXPECT_EQ(nodes.first, split == 0 ? 1 : 4);
+    int least = 0, greatest = 0;
+    cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    if (least != greatest) EXPECT_EQ(nodes.second, split == 0 ? 0 : 1);
+    if (split == 0) continue;
+    PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, flow_opts(Algo::Dataflow));
+    for (int rep = 0; rep < 3; ++rep) {  // direct, recorded, replayed
+      Kokkos::deep_copy(x, g0);
+      ASSERT_EQ(plan.potrf(x), 0) << "rep " << rep;
+      check_factor<T>(good, to_host(x), Uplo::Lower);
+    }
+    EXPECT_TRUE(plan.uses_graph());
+    for (const int f : {5, n / 2 + 3, n - 1}) {
+      Dense bad = good;
+      bad(f, f) = f == n - 1 ? std::numeric_limits<double>::quiet_NaN() : -1;
+      const auto z = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+      Kokkos::deep_copy(x, z);
+      ASSERT_EQ(plan.potrf(x), f + 1) << "fail at " << f;
+      EXPECT_TRUE(plan.uses_graph());
+    }
+    Kokkos::deep_copy(x, g0);
+    ASSERT_EQ(plan.potrf(x), 0);
+    EXPECT_TRUE(plan.uses_graph());
+    check_factor<T>(good, to_host(x), Uplo::Lower);
+  }
+  if (!std::is_same<T, float>::value) return;
+  k.split_chain = -1;  // the default pick, float's whole-matrix launches from 3072
+  const int m = 3072;
+  const Dense a = dominant_spd<T>(m, 98u);
+  EXPECT_EQ(recorded_flow_kernels<T>(to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, 0.0)).first,
+            4);
+  Dense b = random_matrix(m, 2, 99u);
+  for (auto& v : b.v) v = double(T(v));
+  PotrfPlan<ExecSpace, T> plan(ExecSpace(), m, Uplo::Lower);
+  const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  for (int rep = 0; rep < 3; ++rep) {
+    Kokkos::deep_copy(d, a0);
+    auto db = to_device<T, Kokkos::LayoutLeft>(b);
+    ASSERT_EQ(plan.posv(d, db), 0) << "rep " << rep;
+    EXPECT_LT(solve_ratio_fast(a, to_host(db), b, eps<T>()), 30.0);
+  }
+  EXPECT_TRUE(plan.uses_graph());
+#endif
 }
 
 // A small mix for the sanitizers: whole-matrix and panel dataflow, both triangles, failures,

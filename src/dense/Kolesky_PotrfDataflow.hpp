@@ -19,6 +19,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -1499,6 +1500,54 @@ int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
+// Side streams and their events, for launches that leave the caller's stream and join it
+// again: the lookahead's (one for the process, get(), or one per PotrfPlan), a plan's own work
+// stream, and a split dataflow launch's chain stream (chain(): one per caller's stream).
+// `stream` takes the panels or the chain's kernel; `below_stream`, at the same priority, a
+// split panel's rows below its diagonal block while the chain factors it (split_panel).
+struct CudaSide {
+  // Lookahead: the device's highest priority unless FlowKnobs::side_priority is 0, so that
+  // panels take SMs ahead of the trailing update's GEMMs as those drain. Highest: the chain's
+  // stream, launched first so that its kernel claims the chain before the tiles' would.
+  enum Priority { Default, Lookahead, Highest };
+  cudaStream_t stream{}, below_stream{};
+  cudaEvent_t to_side{}, to_main{}, to_below{}, from_below{};
+  std::unique_ptr<Kokkos::Cuda> exec, below;
+  explicit CudaSide(const Priority p = Lookahead) {
+    int least = 0, greatest = 0;
+    if (p == Default || (p == Lookahead && FlowKnobs::get().side_priority == 0) ||
+        cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
+      greatest = 0;
+    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
+    cudaStreamCreateWithPriority(&below_stream, cudaStreamNonBlocking, greatest);
+    for (cudaEvent_t* e : {&to_side, &to_main, &to_below, &from_below})
+      cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+    exec.reset(new Kokkos::Cuda(stream));
+    below.reset(new Kokkos::Cuda(below_stream));
+  }
+  ~CudaSide() {
+    exec.reset();
+    below.reset();
+    for (cudaEvent_t e : {to_side, to_main, to_below, from_below}) cudaEventDestroy(e);
+    cudaStreamDestroy(stream);
+    cudaStreamDestroy(below_stream);
+  }
+  CudaSide(const CudaSide&) = delete;
+  CudaSide& operator=(const CudaSide&) = delete;
+  static CudaSide& get() { return per_process<CudaSide>(); }
+  // Made on first use (per_stream's entries are made before the device may be touched).
+  static CudaSide& chain(const Kokkos::Cuda& exec) {
+    std::unique_ptr<CudaSide>& s = per_stream<std::unique_ptr<CudaSide>>(exec);
+    if (!s) s.reset(new CudaSide(Highest));
+    return *s;
+  }
+};
+// `waiter` runs nothing more until all work queued so far on `signaller` is done.
+inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {
+  cudaEventRecord(e, signaller.cuda_stream());
+  cudaStreamWaitEvent(waiter.cuda_stream(), e, 0);
+}
+
 // Whether a CUDA launch splits the chain from the tiles (FlowRole), and how: 0 one kernel; 1
 // the tiles' kernel at one team per SM; 2 at two (3: 2 with the chain's kernel declining, so
 // the launch is cancelled and factored by the one kernel after it; tests). Default: float's
@@ -1507,50 +1556,19 @@ int flow_teams(const Exec& exec, const int tasks, const int cap = 0) {
 // the second kernel costs 5 %). Double's tile code spills at 128 registers (302 / 500 B) and
 // lost 5-13 %. Only whole-matrix launches, whatever the knob: a cancelled launch's info word
 // would be read by kernels beside a panel (a split panel's column waiter, native updates'
-// skip test). Not while capturing (a plan's graph), nor with a team cap.
+// skip test). Nor with a team cap. Also while capturing (a plan's graph): a replay may start
+// the two kernels in either order or one after the other, which the cancel path absorbs.
 template <class T>
-int flow_split(const Kokkos::Cuda& exec, const int n, const int j0, const int j1, const int nt,
-               const FlowPotrf<T>& f, const int max_teams, const bool signal_columns) {
+int flow_split(const int n, const int j0, const int j1, const int nt, const FlowPotrf<T>& f,
+               const int max_teams, const bool signal_columns) {
   const int knob = FlowKnobs::get().split_chain;
   const bool whole = j0 == 0 && j1 == nt && !signal_columns && max_teams == 0 &&
                      FlowKnobs::get().teams == 0;
   if (knob == 0 || !whole || f.nteams < 3) return 0;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(exec.cuda_stream(), &capture) != cudaSuccess) {
-    cudaGetLastError();  // not left for the next launch's check
-    return 0;
-  }
-  if (capture != cudaStreamCaptureStatusNone) return 0;
   if (knob > 0) return knob;
   return std::is_same<T, float>::value && !f.tf32 && n >= 3072 ? 2 : 0;
 }
 
-// The chain's kernel's stream (a split launch), one per caller's stream, at the device's
-// highest priority: launched first, it claims the chain before the tiles' kernel would.
-struct FlowChainStream {
-  cudaStream_t stream{};
-  cudaEvent_t fork{}, join{};
-  std::unique_ptr<Kokkos::Cuda> exec;
-  void init() {
-    if (exec) return;
-    int least = 0, greatest = 0;
-    cudaDeviceGetStreamPriorityRange(&least, &greatest);
-    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
-    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
-    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
-    exec.reset(new Kokkos::Cuda(stream));
-  }
-  ~FlowChainStream() {
-    if (!exec) return;
-    exec.reset();
-    cudaEventDestroy(fork);
-    cudaEventDestroy(join);
-    cudaStreamDestroy(stream);
-  }
-};
-
-// The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
-// back into exec's stream. Both count in nteams for finish().
 // After a split launch: whether it was cancelled (info = kFlowCancelled: cleared, ctr[5] = 1).
 struct FlowResumeCheck {
   int* info;
@@ -1562,11 +1580,12 @@ struct FlowResumeCheck {
   }
 };
 
+// The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
+// back into exec's stream. Both count in nteams for finish().
 template <class T, int MinBlocks>
 void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_teams,
                        const bool decline) {
-  FlowChainStream& cs = per_stream<FlowChainStream>(exec);
-  cs.init();
+  CudaSide& cs = CudaSide::chain(exec);
   FlowPotrf<T> fr = f;  // the one-kernel launch that runs if the split one is cancelled
   fr.resume = true;
   f.nteams = 1 + tile_teams;
@@ -1585,20 +1604,21 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
   Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, MinBlocks>> pt(exec, tile_teams,
                                                                                 threads);
   pt.set_scratch_size(0, Kokkos::PerTeam(shmem));
-  // Both kernels' modules loaded before either runs: CUDA loads a kernel lazily at its first
-  // launch, and that load waits for the device (session 36's first split hung on it).
-  static bool loaded = false;
-  if (!loaded) {
+  // Both kernels' modules loaded on this device before either runs: CUDA loads a kernel
+  // lazily at its first launch, and that load waits for the device (session 36's first split
+  // hung on it). A bit per device (modules load per context); two threads may both load.
+  static std::atomic<unsigned long long> loaded{0};
+  const int dev = exec.cuda_device();
+  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  if (bit == 0 || (loaded.load(std::memory_order_acquire) & bit) == 0) {
     (void)pc.team_size_max(fc, Kokkos::ParallelForTag());
     (void)pt.team_size_max(ft, Kokkos::ParallelForTag());
-    loaded = true;
+    loaded.fetch_or(bit, std::memory_order_release);
   }
-  cudaEventRecord(cs.fork, exec.cuda_stream());
-  cudaStreamWaitEvent(cs.stream, cs.fork, 0);
+  stream_wait(*cs.exec, exec, cs.to_side);
   Kokkos::parallel_for("kolesky::potrf_flow_chain", pc, fc);
   Kokkos::parallel_for("kolesky::potrf_flow_tiles", pt, ft);
-  cudaEventRecord(cs.join, cs.stream);
-  cudaStreamWaitEvent(exec.cuda_stream(), cs.join, 0);
+  stream_wait(exec, *cs.exec, cs.to_main);
   Kokkos::parallel_for("kolesky::potrf_flow_resume_check",
                        Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, 1), FlowResumeCheck{f.info, f.ctr});
   Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, 1>> pr(exec, fr.nteams, threads);
@@ -1657,7 +1677,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    const int split = flow_split<T>(exec, n, j0, j1, nt, f, max_teams, signal_columns);
+    const int split = flow_split<T>(n, j0, j1, nt, f, max_teams, signal_columns);
     if (split > 0) {
       flow_launch_split(exec, f, split);
       return;

@@ -399,45 +399,6 @@ void recursive_potrf(const Exec& exec, const Blas blas, const int n, const Strid
   recursive_potrf(exec, blas, n2, a.shifted(n1, n1), info, offset + n1);
 }
 
-#ifdef KOKKOS_ENABLE_CUDA
-// A second stream and two events for the lookahead: one for the process (get(), released at
-// finalize), or one per PotrfPlan. A third stream, at the same priority, solves a split
-// panel's rows below its diagonal block while the chain factors it (split_panel).
-struct CudaSide {
-  cudaStream_t stream{}, below_stream{};
-  cudaEvent_t to_side{}, to_main{}, to_below{}, from_below{};
-  std::unique_ptr<Kokkos::Cuda> exec, below;
-  // `lookahead`: the stream the panels run on, at the device's highest priority so that
-  // their blocks take SMs ahead of the trailing update's GEMMs as those drain.
-  explicit CudaSide(const bool lookahead = true) {
-    int least = 0, greatest = 0;
-    if (!lookahead || FlowKnobs::get().side_priority == 0 ||
-        cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
-      greatest = 0;
-    cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
-    cudaStreamCreateWithPriority(&below_stream, cudaStreamNonBlocking, greatest);
-    for (cudaEvent_t* e : {&to_side, &to_main, &to_below, &from_below})
-      cudaEventCreateWithFlags(e, cudaEventDisableTiming);
-    exec.reset(new Kokkos::Cuda(stream));
-    below.reset(new Kokkos::Cuda(below_stream));
-  }
-  ~CudaSide() {
-    exec.reset();
-    below.reset();
-    for (cudaEvent_t e : {to_side, to_main, to_below, from_below}) cudaEventDestroy(e);
-    cudaStreamDestroy(stream);
-    cudaStreamDestroy(below_stream);
-  }
-  CudaSide(const CudaSide&) = delete;
-  CudaSide& operator=(const CudaSide&) = delete;
-  static CudaSide& get() { return per_process<CudaSide>(); }
-};
-// `waiter` runs nothing more until all work queued so far on `signaller` is done.
-inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaller, cudaEvent_t e) {
-  cudaEventRecord(e, signaller.cuda_stream());
-  cudaStreamWaitEvent(waiter.cuda_stream(), e, 0);
-}
-#endif
 
 #if defined(KOLESKY_HAVE_CUBLAS) && defined(KOKKOS_ENABLE_CUDA)
 // Panel [k0, k0 + kb) of a column-major (or transposed) matrix, split: its diagonal block by

@@ -63,7 +63,7 @@ class PotrfPlan {
     if constexpr (is_cuda) {
       side_.reset(new impl::CudaSide);
       ctx_.side = side_.get();
-      own_.reset(new impl::CudaSide(false));
+      own_.reset(new impl::CudaSide(impl::CudaSide::Default));
     }
 #endif
   }
