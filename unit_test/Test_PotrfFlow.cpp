@@ -83,6 +83,19 @@ void failures_then_good(const Dense& good, const PotrfOptions& o) {
   check_factor<T>(good, to_host(h), Uplo::Lower);
 }
 
+// Three calls of `plan` on one matrix restored from `a`'s lower triangle before each (on CUDA:
+// direct, recorded, replayed), each factor checked.
+template <class T, class Plan>
+void plan_three_calls(Plan& plan, const Dense& a) {
+  const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+  for (int rep = 0; rep < 3; ++rep) {
+    Kokkos::deep_copy(x, a0);
+    ASSERT_EQ(plan.potrf(x), 0) << "rep " << rep;
+    check_factor<T>(a, to_host(x), Uplo::Lower);
+  }
+}
+
 // Puts every dataflow knob back when a test ends, also when an assertion returns early.
 struct FlowKnobsRestore {
   impl::FlowKnobs saved = impl::FlowKnobs::get();
@@ -306,13 +319,7 @@ TYPED_TEST(PotrfFlow, SplitPanels) {
   const int n = kHost ? 300 : 1000;
   const Dense a = random_spd<T>(n, 31u);
   PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, flow_opts(Algo::Blocked, 256));
-  const auto a0 = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
-  auto x = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
-  for (int rep = 0; rep < 3; ++rep) {
-    Kokkos::deep_copy(x, a0);
-    ASSERT_EQ(plan.potrf(x), 0);
-    check_factor<T>(a, to_host(x), Uplo::Lower);
-  }
+  plan_three_calls<T>(plan, a);
 }
 
 // The device's compute capability major on CUDA, 0 elsewhere (a template, so that the CUDA
@@ -464,6 +471,21 @@ TYPED_TEST(PotrfFlow, SplitChain) {
         check_factor<T>(good, to_host(p), Uplo::Lower);
       }
     }
+  // Knob 4: panels' launches split too where the updates beside them are the vendor's (which
+  // do not read info); with native updates the panels keep one kernel.
+  k.split_chain = 4;
+  for (const int n : {1000, 1100})
+    for (const Blas blas : {Blas::Auto, Blas::Native}) {
+      const Dense good = dominant_spd<T>(n, 92u + n);
+      PotrfOptions o = flow_opts(Algo::Blocked, 256);
+      o.blas = blas;
+      SCOPED_TRACE(describe(o, n, Uplo::Lower) + " split=4" +
+                   (blas == Blas::Native ? " native" : ""));
+      for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
+      failures_then_good<T>(good, o);
+      PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
+      plan_three_calls<T>(plan, good);
+    }
   k.split_chain = -1;  // the default pick: float's whole-matrix launches from 3072
   for (const int n : {3072, 3200}) {
     const Dense a = dominant_spd<T>(n, 95u);
@@ -594,12 +616,13 @@ TYPED_TEST(PotrfFlow, Sanitize) {
     ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
     check_factor<T>(b, to_host(d), Uplo::Lower);
   }
-  for (const int split : {2, 3}) {  // the chain's kernel beside the tiles' (CUDA)
+  for (const int split : {2, 3, 4}) {  // the chain's kernel beside the tiles' (CUDA; 4: panels)
     const FlowKnobsRestore restore;
     impl::FlowKnobs::get().split_chain = split;
     const Dense b = random_spd<T>(330, 79u);
     auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
-    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
+    const PotrfOptions o = split == 4 ? flow_opts(Algo::Blocked, 128) : flow_opts(Algo::Dataflow);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), 0);
     check_factor<T>(b, to_host(d), Uplo::Lower);
   }
   const Dense a = random_spd<T>(200, 77u);

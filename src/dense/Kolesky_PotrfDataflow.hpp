@@ -1452,7 +1452,8 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int teams = 0;
   // CUDA: the chain's kernel split from the tiles' (flow_split): -1 the default pick, 0 never,
   // 1 / 2 the tiles' kernel at one / two teams per SM, 3 as 2 with the chain's kernel not
-  // claiming the chain (the launch is cancelled and refactored by one kernel; tests).
+  // claiming the chain (the launch is cancelled and refactored by one kernel; tests), 4 as 2
+  // and panels' launches too where no kernel beside them reads the info word.
   int split_chain = -1;
 };
 
@@ -1554,18 +1555,21 @@ inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signalle
 // whole-matrix launches (FFMA tile updates) from n = 3072, where the tiles' throughput bounds
 // the launch (H200, session 38: 3072 1.06 -> 1.00 ms, 3584 1.50 -> 1.34; at 2048, chain-bound,
 // the second kernel costs 5 %). Double's tile code spills at 128 registers (302 / 500 B) and
-// lost 5-13 %. Only whole-matrix launches, whatever the knob: a cancelled launch's info word
-// would be read by kernels beside a panel (a split panel's column waiter, native updates'
-// skip test). Nor with a team cap. Also while capturing (a plan's graph): a replay may start
-// the two kernels in either order or one after the other, which the cancel path absorbs.
+// lost 5-13 %. A panel's launch (columns [j0, j1) of a larger matrix) splits only with knob 4
+// and when its caller says no kernel beside it reads the info word (`panel_ok`): a cancelled
+// launch's sentinel would be read as a failure by a split panel's column waiter or native
+// updates' skip test. Never with a team cap. Also while capturing (a plan's graph): a replay
+// may start the two kernels in either order or one after the other, which the cancel path
+// absorbs.
 template <class T>
 int flow_split(const int n, const int j0, const int j1, const int nt, const FlowPotrf<T>& f,
-               const int max_teams, const bool signal_columns) {
+               const int max_teams, const bool signal_columns, const bool panel_ok) {
   const int knob = FlowKnobs::get().split_chain;
-  const bool whole = j0 == 0 && j1 == nt && !signal_columns && max_teams == 0 &&
-                     FlowKnobs::get().teams == 0;
-  if (knob == 0 || !whole || f.nteams < 3) return 0;
-  if (knob > 0) return knob;
+  if (knob == 0 || signal_columns || max_teams != 0 || FlowKnobs::get().teams != 0 ||
+      f.nteams < 3)
+    return 0;
+  if (j0 != 0 || j1 != nt) return panel_ok && knob == 4 ? 2 : 0;
+  if (knob > 0) return knob == 4 ? 2 : knob;
   return std::is_same<T, float>::value && !f.tf32 && n >= 3072 ? 2 : 0;
 }
 
@@ -1641,10 +1645,12 @@ void flow_launch_split(const Kokkos::Cuda& exec, const FlowPotrf<T>& f, const in
 // Factor tile columns [j0, j1) of the n x n lower matrix `a` (columns before j0 already
 // factored and their updates applied). `info` is a device word; a non-zero value on entry
 // makes the call a no-op. The workspace must not be used by another launch at the same time.
+// `split_ok`: no kernel that runs beside this launch reads `info` (flow_split).
 template <class Exec, class T>
 void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, const int j0,
                 const int j1, FlowWorkOf<Exec>& work, FlowTraceRec* trace = nullptr,
-                const int max_teams = 0, const bool signal_columns = false) {
+                const int max_teams = 0, const bool signal_columns = false,
+                const bool split_ok = false) {
   if (n == 0 || j0 >= j1) return;
   const int nt = flow_tiles(n);
   work.reserve(nt);
@@ -1677,7 +1683,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    const int split = flow_split<T>(n, j0, j1, nt, f, max_teams, signal_columns);
+    const int split = flow_split<T>(n, j0, j1, nt, f, max_teams, signal_columns, split_ok);
     if (split > 0) {
       flow_launch_split(exec, f, split);
       return;

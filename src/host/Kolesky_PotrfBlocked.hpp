@@ -479,9 +479,11 @@ void factor_panel(const Exec& exec, const BlockedConfig& cfg, const int n, const
     const int j0 = k0 / kFlowTile;
     const int j1 = (k0 + kb) % kFlowTile == 0 ? (k0 + kb) / kFlowTile : flow_tiles(n);
     MaybeTrace<Exec> tr(exec, "panel/flow", k0, kb);
+    // Vendor updates beside the panel do not read info (native ones test it to skip).
+    const bool vendor_updates = use_vendor<Exec>(cfg.blas) && col_major(a, n, n).ok;
     flow_potrf(exec, n, a, info.data(), j0, j1, *static_cast<FlowWorkOf<Exec>*>(cfg.flow_work),
                tr.flow(flow_trace_records(flow_tiles(n), j0, j1)),
-               beside_update ? FlowKnobs::get().panel_teams : 0);
+               beside_update ? FlowKnobs::get().panel_teams : 0, false, vendor_updates);
     return;
   }
   MaybeTrace<Exec> tr(exec, "panel/recursive", k0, kb);
