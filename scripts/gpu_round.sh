@@ -7,7 +7,8 @@
 #                                  # unit tests, compute-sanitizer, perf, a short table
 #   scripts/gpu_round.sh sweep     # on the GPU machine: the report's sweep (scripts/sweep.py --gpu)
 #
-# With the device tool: run(command="bash scripts/gpu_round.sh run", carry=[".gpu"]).
+# With the device tool: run(command="tar -xJf build-cuda/gpu.tar.xz && bash scripts/gpu_round.sh run",
+# carry=["build-cuda/gpu.tar.xz"]) (the staged binaries, compressed by the build step).
 # Logs and JSON land in $OUT (when set) or .gpu/out. KOLESKY_SKIP="perf_dense tune ..." leaves
 # steps out; KOLESKY_PERF_ARGS / KOLESKY_LU_ARGS / KOLESKY_BATCHED_ARGS / KOLESKY_TUNE_ARGS
 # replace their arguments.
@@ -54,6 +55,15 @@ build)
     mkdir -p "$stage/mm" && cp "$here"/../shared/matrices/*.mtx* "$stage/mm/"
   fi
   du -sh "$stage"
+  # The device carries 64 MiB with the working tree (~16 MiB): the stripped binaries (~110 MB
+  # with the test suites) travel compressed, unpacked there by the run command below.
+  tar -C "$here" -cf - .gpu | xz -T"$(nproc)" -6 > "$b/gpu.tar.xz"
+  ls -l "$b/gpu.tar.xz"
+  tree=$(git -C "$here" ls-files -z | (cd "$here" && xargs -0 stat -c %s 2>/dev/null) | awk '{s += $1} END {print s}')
+  if [ $(( $(stat -c %s "$b/gpu.tar.xz") + tree )) -gt $((62 * 1024 * 1024)) ]; then
+    echo "warning: archive + working tree pass the device's 64 MiB: stage fewer binaries (KOLESKY_TARGETS=...)" >&2
+  fi
+  echo 'run(command="tar -xJf build-cuda/gpu.tar.xz && bash scripts/gpu_round.sh run", carry=["build-cuda/gpu.tar.xz"])'
   ;;
 run)
   out=${OUT:-$stage/out}; mkdir -p "$out"
