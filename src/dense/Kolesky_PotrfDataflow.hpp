@@ -1651,6 +1651,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
                 const int j1, FlowWorkOf<Exec>& work, FlowTraceRec* trace = nullptr,
                 const int max_teams = 0, const bool signal_columns = false,
                 const bool split_ok = false) {
+  (void)split_ok;  // read by CUDA launches only
   if (n == 0 || j0 >= j1) return;
   const int nt = flow_tiles(n);
   work.reserve(nt);
