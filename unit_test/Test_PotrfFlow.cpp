@@ -545,9 +545,9 @@ std::pair<int, int> recorded_flow_kernels(const V& a) {
 // middle, the last tile column, NaN) on the recorded matrix, and a good one after them;
 // split 3 takes the cancel path at every replay. Then float's default pick at 3072 in a plan.
 TYPED_TEST(PotrfFlow, PlanSplitGraph) {
-  using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the split is CUDA only";
 #ifdef KOKKOS_ENABLE_CUDA
+  using T = TypeParam;
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   const int n = 1000;
