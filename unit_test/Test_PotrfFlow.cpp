@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -193,9 +194,12 @@ TYPED_TEST(PotrfFlow, NonUnitStride) {
 TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   using T = TypeParam;
   const FlowKnobsRestore restore;
-  for (const int mma : {0, 1, 2}) {
-    if (kHost && mma != 1) continue;  // the knob only changes the CUDA kernel
-    impl::FlowKnobs::get().mma = mma;
+  // mma 3: 1 with float's tile updates on FFMA (float_mma = 0); double as 1.
+  for (const int mma : {0, 1, 2, 3}) {
+    if (kHost && mma != 1) continue;  // the knobs only change the CUDA kernel
+    if (mma == 3 && !std::is_same<T, float>::value) continue;
+    impl::FlowKnobs::get().mma = mma == 3 ? 1 : mma;
+    impl::FlowKnobs::get().float_mma = mma == 3 ? 0 : 1;
     for (const int n : {65, 200, kHost ? 300 : 1000})
       for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {
         SCOPED_TRACE(describe(o, n, Uplo::Lower) + " mma=" + std::to_string(mma));
@@ -445,18 +449,20 @@ TYPED_TEST(PotrfFlow, FewTeams) {
 }
 
 // CUDA: the chain in a kernel of its own beside the tiles' kernel (impl::flow_split): the
-// tiles at one or two teams per SM (split 1 / 2), and split 3, where the chain's kernel does
+// tiles at one or two teams per SM (split 1 / 2), at two with each tile loaded after its
+// updates (5), and split 3, where the chain's kernel does
 // not claim the chain, so the tile team that draws ticket 0 cancels the launch and the one
 // kernel queued after it factors the matrix (what happens when the chain's kernel does not
 // start in time). Both scalars, both layouts and triangles, failures in the first, a middle
 // and the last tile column, NaN, a good matrix after failures, a plan (PlanSplitGraph checks
-// its recordings), and the default pick (float from n = 3072).
+// its recordings), and the default picks (from n = 3072: float at two teams per SM, double
+// at one, at two from 4096; float's 5120 takes the late tiles).
 TYPED_TEST(PotrfFlow, SplitChain) {
   using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the split is CUDA only";
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
-  for (const int split : {2, 3, 1})
+  for (const int split : {2, 3, 1, 5})
     for (const int n : {200, 1000}) {
       k.split_chain = split;
       const Dense good = dominant_spd<T>(n, 90u + n);
@@ -486,8 +492,9 @@ TYPED_TEST(PotrfFlow, SplitChain) {
       PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
       plan_three_calls<T>(plan, good);
     }
-  k.split_chain = -1;  // the default pick: float's whole-matrix launches from 3072
-  for (const int n : {3072, 3200}) {
+  k.split_chain = -1;  // the default picks
+  for (const int n : {3072, 3200, 4096, std::is_same<T, float>::value ? 5120 : 4608}) {
+    SCOPED_TRACE("default n=" + std::to_string(n));
     const Dense a = dominant_spd<T>(n, 95u);
     Dense b = random_matrix(n, 2, 96u);
     for (auto& v : b.v) v = double(T(v));
@@ -543,7 +550,8 @@ std::pair<int, int> recorded_flow_kernels(const V& a) {
 // kernels, the chain's at the highest priority, and the cancel path's check and one-kernel
 // launch; a plan's replays factor good matrices, report each failing minor exactly (first, a
 // middle, the last tile column, NaN) on the recorded matrix, and a good one after them;
-// split 3 takes the cancel path at every replay. Then float's default pick at 3072 in a plan.
+// split 3 takes the cancel path at every replay; without DMMA tile updates (knob mma = 0) the
+// launch keeps one kernel. Then the default pick at 3072 in a plan.
 TYPED_TEST(PotrfFlow, PlanSplitGraph) {
   if (kHost) GTEST_SKIP() << "the split is CUDA only";
 #ifdef KOKKOS_ENABLE_CUDA
@@ -583,8 +591,15 @@ TYPED_TEST(PotrfFlow, PlanSplitGraph) {
     EXPECT_TRUE(plan.uses_graph());
     check_factor<T>(good, to_host(x), Uplo::Lower);
   }
-  if (!std::is_same<T, float>::value) return;
-  k.split_chain = -1;  // the default pick, float's whole-matrix launches from 3072
+  {
+    // The tiles' kernel has DMMA updates only: without them the launch is not split.
+    k.split_chain = 2;
+    k.mma = 0;
+    auto x = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+    EXPECT_EQ(recorded_flow_kernels<T>(x).first, 1);
+    k.mma = 1;
+  }
+  k.split_chain = -1;  // the default pick from 3072 (double: the tiles at one team per SM)
   const int m = 3072;
   const Dense a = dominant_spd<T>(m, 98u);
   EXPECT_EQ(recorded_flow_kernels<T>(to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, 0.0)).first,
@@ -616,7 +631,7 @@ TYPED_TEST(PotrfFlow, Sanitize) {
     ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
     check_factor<T>(b, to_host(d), Uplo::Lower);
   }
-  for (const int split : {2, 3, 4}) {  // the chain's kernel beside the tiles' (CUDA; 4: panels)
+  for (const int split : {2, 3, 4, 5}) {  // the chain's kernel beside the tiles' (CUDA; 4: panels)
     const FlowKnobsRestore restore;
     impl::FlowKnobs::get().split_chain = split;
     const Dense b = random_spd<T>(330, 79u);

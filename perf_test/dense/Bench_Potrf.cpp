@@ -1044,7 +1044,7 @@ int main(int argc, char** argv) {
       {"--la-side=", &flow.la_side},           {"--split-first=", &flow.split_first},
       {"--below-cols=", &flow.below_cols},     {"--split-rows=", &flow.split_rows},
       {"--flow-mma=", &flow.mma},              {"--flow-teams=", &flow.teams},
-      {"--split-chain=", &flow.split_chain},
+      {"--split-chain=", &flow.split_chain},    {"--float-mma=", &flow.float_mma},
       {"--host-team=", &ki::HostTeamKnobs::get().force},
       {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()},
       {"--inv-nb=", &ki::PotrsInvKnobs::get().nb}, {"--potrs-inv=", &ki::PotrsInvKnobs::get().inv},

@@ -42,11 +42,13 @@ namespace impl {
 constexpr int kFlowTile = 64;
 
 // Largest order the GPU default factors in one dataflow launch (above it: Blocked with
-// dataflow panels and cuBLAS trailing updates). Measured on the H100: docs/performance_log.md.
-// Double ties at 3584; float (FFMA tile updates) is 5 % faster in one launch there and 10 %
-// slower at 4096 (issue 15 sessions 26-27). Float under FastFloatScope keeps double's.
-constexpr int kFlowWholeMax = 3072;
-constexpr int kFlowWholeMaxFloat = 3584;
+// dataflow panels and cuBLAS trailing updates). Measured on the H200 with the tile updates on
+// m16n8k4 and the split launch (docs/performance_log.md, issue 15 session 41): double's one
+// launch 1 % faster than Blocked at 4608, 3 % slower at 5120; float's 11 % faster at 5120, 4 %
+// at 6144. Float under FastFloatScope (TF32 tiles, no split) keeps its measured 3072.
+constexpr int kFlowWholeMax = 4608;
+constexpr int kFlowWholeMaxFloat = 6144;
+constexpr int kFlowWholeMaxTf32 = 3072;
 
 // Device state shared by the launches on one stream: ctr = {ticket, teams done, generation,
 // and for split launches (FlowRole) the chain's claim, the tiles' kernel's start, and whether
@@ -139,7 +141,8 @@ KOKKOS_FORCEINLINE_FUNCTION T load_shared_global(const T* p) {
 // tasks write the workspace), and a one-kernel launch queued after it factors the matrix
 // then; it returns at once otherwise (issue 15 sessions 36 and 38). The chain's code stays
 // out of the tiles' kernel: there it cost the tiles more than the second team per SM gave.
-enum FlowRole : int { kFlowBoth = 0, kFlowChainOnly = 1, kFlowTilesOnly = 2 };
+// kFlowTilesLate: the tiles' kernel with each tile loaded after its updates (FlowPotrf::kLateTile).
+enum FlowRole : int { kFlowBoth = 0, kFlowChainOnly = 1, kFlowTilesOnly = 2, kFlowTilesLate = 3 };
 constexpr unsigned long long kFlowStartWaitNs = 200000;
 constexpr unsigned long long kFlowClaimWaitNs = 50000;
 constexpr int kFlowCancelled = -2147483647 - 1;
@@ -160,15 +163,22 @@ struct FlowPotrf {
   // Scratch: two KB x KLD operand chunks, or one TS x LD tile; then TS reciprocals; then the
   // chain solve's TS x 16 column block (44 KB in double, under the 48 KB every Kokkos allows).
   static constexpr int kTileElems = 2 * KB * KLD > TS * LD ? 2 * KB * KLD : TS * LD;
-  // Tile updates on the FP64 tensor cores (mma.sync m8n8k4, sm_80 and later): double only
-  // (float has no tensor-core format of its own precision).
   static constexpr bool kMmaType = std::is_same<T, double>::value;
   static constexpr int kScratchElems = kTileElems + TS + TS * XLD;
+  static constexpr bool kTilesRole = Role == kFlowTilesOnly || Role == kFlowTilesLate;
+  // The tiles' kernel with no tile in registers during its updates (loaded after them, their
+  // sum added): float's then fits two teams per SM without spills, double's spills half as
+  // much. Its loads are then on each task's path: 10 % slower at n = 3072-3584, 2-5 % faster
+  // from 4608 (H200, session 41); flow_launch_split picks it.
+  static constexpr bool kLateTile = Role == kFlowTilesLate;
 
   T* a;
   std::ptrdiff_t rs, cs;
   int n, nt, j0, j1, ntasks, nteams;
-  bool mma = false;  // tile updates by DMMA (set only where kMmaType and the device has it)
+  // Tile updates on the FP64 tensor cores (m16n8k4, sm_80 and later), float's operands
+  // widened to double and the sums rounded once (float has no tensor-core format of its own
+  // precision). Float's FFMA loop read shared memory twice per FMA pair.
+  bool mma = false;
   // Float tile updates on the TF32 tensor cores (posv_mixed's fast_factor only: 10-bit
   // mantissas, for a factor that refinement corrects; sm_80 and later).
   bool tf32 = false;
@@ -427,7 +437,7 @@ struct FlowPotrf {
       if (c.sh[1] != 0) chain(member, c);
       if (c.tid == 0) finish(gen);
     } else {
-      if constexpr (Role == kFlowTilesOnly)
+      if constexpr (kTilesRole)
         if (c.tid == 0) atomicMax(reinterpret_cast<unsigned*>(ctr + 4), gen + 1);
       tickets(member, c, gen);
     }
@@ -479,8 +489,9 @@ struct FlowPotrf {
       unsigned long long t_ready = 0;
       T acc[4][4];
       if (kind == kTile) {
-        load_tile(c, acc, i, j, false);
+        load_tile(c, acc, i, j, false, kLateTile);
         bool go = ok && update(member, c, acc, i, j, j, false);
+        if (kLateTile && go) add_tile(c, acc, i, j, false);
         if (go) {
           if (c.tid == 0) c.sh[1] = wait(flag(j, j), c.want);
           member.team_barrier();
@@ -512,8 +523,11 @@ struct FlowPotrf {
         const bool diag = kind == kPartialDiag;
         const int jc = diag ? i : j;          // tile column
         const int jlast = diag ? i - 1 : j;   // the chain applies column jlast itself
-        load_tile(c, acc, i, jc, diag);
-        if (ok && update(member, c, acc, i, jc, jlast, diag)) store_part(c, acc, i, diag);
+        load_tile(c, acc, i, jc, diag, kLateTile);
+        if (ok && update(member, c, acc, i, jc, jlast, diag)) {
+          if (kLateTile) add_tile(c, acc, i, jc, diag);
+          store_part(c, acc, i, diag);
+        }
         if (trace) t_ready = flow_clock();
         member.team_barrier();
         if (c.tid == 0) publish(pflag(i, jc), c.want);
@@ -532,9 +546,17 @@ struct FlowPotrf {
     if (c.tid == 0) finish(gen);
   }
 
-  // acc <- tile (i, j) (lower part only when diag); zero outside the matrix.
+  // acc <- tile (i, j) (lower part only when diag); zero outside the matrix. zero: acc <- 0
+  // (kLateTile: the tile comes after the updates, add_tile).
   __device__ void load_tile(const Ctx& c, T (&acc)[4][4], const int i, const int j,
-                            const bool diag) const {
+                            const bool diag, const bool zero = false) const {
+    if (zero) {
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int y = 0; y < 4; ++y) acc[x][y] = T(0);
+      return;
+    }
     const int r0 = i * TS, c0 = j * TS, mi = imin(TS, n - r0), mj = imin(TS, n - c0);
 #pragma unroll
     for (int x = 0; x < 4; ++x)
@@ -545,6 +567,17 @@ struct FlowPotrf {
                         ? load_shared_global(&at(r0 + r, c0 + col))
                         : T(0);
       }
+  }
+
+  // acc += tile (i, j), as load_tile reads it.
+  __device__ void add_tile(const Ctx& c, T (&acc)[4][4], const int i, const int j,
+                           const bool diag) const {
+    T t[4][4];
+    load_tile(c, t, i, j, diag);
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) acc[x][y] += t[x][y];
   }
 
   __device__ void store_tile(const Ctx& c, const T (&acc)[4][4], const int i, const int j,
@@ -594,13 +627,15 @@ struct FlowPotrf {
     // The device code's own architecture decides too: a build for an older one run on a newer
     // device (PTX JIT) has no mma_chunk.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const bool use_mma = kMmaType ? mma : tf32;
+    // A split launch's tiles take DMMA only (flow_split declines the others): the other paths'
+    // registers are what kept that kernel from two teams per SM without spills.
+    const bool use_mma = kTilesRole || mma || tf32;
 #else
     const bool use_mma = false;
 #endif
-    T dm[16];
+    double dm[16];
 #pragma unroll
-    for (int e = 0; e < 16; ++e) dm[e] = T(0);
+    for (int e = 0; e < 16; ++e) dm[e] = 0.0;
     if (kend <= j0) return true;
     T* const as = c.s;
     T* const bs = diag ? c.s : c.s + KB * KLD;
@@ -694,7 +729,7 @@ struct FlowPotrf {
 #pragma unroll
           for (int e = 0; e < 2; ++e)
             c.s[(16 * (w >> 1) + 8 * m + g) * LD + 32 * (w & 1) + 8 * f + 2 * tq + e] =
-                dm[(m * 4 + f) * 2 + e];
+                static_cast<T>(dm[(m * 4 + f) * 2 + e]);
       member.team_barrier();
 #pragma unroll
       for (int x = 0; x < 4; ++x)
@@ -707,17 +742,17 @@ struct FlowPotrf {
 
   // dm -= the chunk's product on the FP64 tensor cores. Warp w owns rows 16 (w / 2) + [0, 16)
   // and columns 32 (w % 2) + [0, 32) of the tile: 2 x 4 fragments of 8 x 8, dm[(m 4 + f) 2 + e]
-  // at row 8m + lane / 4, column 8f + 2 (lane % 4) + e. Per 4-wide k step a lane loads 2 A and
-  // 4 B elements (conflict-free with KLD) for 8 DMMAs. Float (tf32): the same rows, columns
-  // and dm layout as four 16 x 8 fragments, m16n8k8 per 8-wide k step (4 A and 8 B loads for
-  // 4 MMAs).
-  __device__ void mma_chunk(const Ctx& c, T (&dm)[16], const T* as, const T* bs) const {
+  // at row 8m + lane / 4, column 8f + 2 (lane % 4) + e, as four 16 x 8 fragments (m16n8k4:
+  // twice m8n8k4's rate on sm_90). Per 4-wide k step a lane loads 2 A and 4 B elements
+  // (conflict-free with KLD) for 4 DMMAs. Float (tf32): the same layout, m16n8k8 per 8-wide k
+  // step (4 A and 8 B loads for 4 MMAs), summed in float per chunk, then into dm.
+  __device__ void mma_chunk(const Ctx& c, double (&dm)[16], const T* as, const T* bs) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if constexpr (kMmaType) {
+    if (kMmaType || kTilesRole || !tf32) {
       const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
       const T* const pa = as + tq * KLD + 16 * (w >> 1) + g;
       const T* const pb = bs + tq * KLD + 32 * (w & 1) + g;
-#pragma unroll 4
+#pragma unroll 2
       for (int q = 0; q < KB; q += 4) {
         double a[2], b[4];
 #pragma unroll
@@ -725,15 +760,16 @@ struct FlowPotrf {
 #pragma unroll
         for (int f = 0; f < 4; ++f) b[f] = pb[q * KLD + 8 * f];
 #pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-          for (int f = 0; f < 4; ++f)
-            dmma_8x8x4(dm[(m * 4 + f) * 2], dm[(m * 4 + f) * 2 + 1], a[m], b[f]);
+        for (int f = 0; f < 4; ++f)
+          dmma_16x8x4(dm[f * 2], dm[f * 2 + 1], dm[(4 + f) * 2], dm[(4 + f) * 2 + 1], a[0], a[1], b[f]);
       }
     } else {
       const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
       const T* const pa = as + tq * KLD + 16 * (w >> 1) + g;
       const T* const pb = bs + tq * KLD + 32 * (w & 1) + g;
+      float ds[16];
+#pragma unroll
+      for (int e = 0; e < 16; ++e) ds[e] = 0.f;
 #pragma unroll 2
       for (int q = 0; q < KB; q += 8) {
         const unsigned a[4] = {tf32_bits(-pa[q * KLD]), tf32_bits(-pa[q * KLD + 8]),
@@ -741,9 +777,11 @@ struct FlowPotrf {
 #pragma unroll
         for (int f = 0; f < 4; ++f) {
           const unsigned b[2] = {tf32_bits(pb[q * KLD + 8 * f]), tf32_bits(pb[(q + 4) * KLD + 8 * f])};
-          tf32mma_16x8x8(dm[f * 2], dm[f * 2 + 1], dm[(4 + f) * 2], dm[(4 + f) * 2 + 1], a, b);
+          tf32mma_16x8x8(ds[f * 2], ds[f * 2 + 1], ds[(4 + f) * 2], ds[(4 + f) * 2 + 1], a, b);
         }
       }
+#pragma unroll
+      for (int e = 0; e < 16; ++e) dm[e] += ds[e];
     }
 #else
     (void)c, (void)dm, (void)as, (void)bs;
@@ -1429,8 +1467,8 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
 // Knobs of the dataflow launches and the blocked path around them (perf_test and tests set
 // them): teams of a dataflow launch that runs beside the trailing update (a lookahead panel;
 // 0 = the library's choice); what runs on the FP64 tensor cores where the device has them: the
-// double tile updates and the chain's solve, SYRK and inverted blocks (1, the default), the
-// double tile updates only (2), nothing (0); the CUDA lookahead stream's priority (1: the
+// tile updates (float's too unless float_mma = 0) and the chain's solve, SYRK and inverted
+// blocks (1, the default), the tile updates only (2), nothing (0); the CUDA lookahead stream's priority (1: the
 // device's highest, 0: default; read when the stream is made); the lookahead's own update on
 // the lookahead stream (1) or the caller's (0); and from how many rows below its diagonal
 // block a panel is split (CUDA, cuBLAS: the dataflow kernel on the diagonal block, TRSM below;
@@ -1453,8 +1491,11 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // CUDA: the chain's kernel split from the tiles' (flow_split): -1 the default pick, 0 never,
   // 1 / 2 the tiles' kernel at one / two teams per SM, 3 as 2 with the chain's kernel not
   // claiming the chain (the launch is cancelled and refactored by one kernel; tests), 4 as 2
-  // and panels' launches too where no kernel beside them reads the info word.
+  // and panels' launches too where no kernel beside them reads the info word, 5 as 2 with the
+  // tiles loaded after their updates (kFlowTilesLate).
   int split_chain = -1;
+  // CUDA: float's tile updates on the FP64 tensor cores (1) or FFMA (0).
+  int float_mma = 1;
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
@@ -1550,12 +1591,15 @@ inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signalle
 }
 
 // Whether a CUDA launch splits the chain from the tiles (FlowRole), and how: 0 one kernel; 1
-// the tiles' kernel at one team per SM; 2 at two (3: 2 with the chain's kernel declining, so
-// the launch is cancelled and factored by the one kernel after it; tests). Default: float's
-// whole-matrix launches (FFMA tile updates) from n = 3072, where the tiles' throughput bounds
-// the launch (H200, session 38: 3072 1.06 -> 1.00 ms, 3584 1.50 -> 1.34; at 2048, chain-bound,
-// the second kernel costs 5 %). Double's tile code spills at 128 registers (302 / 500 B) and
-// lost 5-13 %. A panel's launch (columns [j0, j1) of a larger matrix) splits only with knob 4
+// the tiles' kernel at one team per SM; 2 at two; 5 at two with each tile loaded after its
+// updates (kFlowTilesLate); 3: 2 with the chain's kernel declining, so the launch is cancelled
+// and factored by the one kernel after it (tests). Default: whole-matrix launches from n =
+// 3072, where the tiles' throughput bounds the launch: float at two teams per SM (late from
+// 4608); double at one to 4095, two from 4096, late from 5120 (its tiles' kernel spills at 128
+// registers, which costs more than the second team gives below 4096; H200, session 41: 3584
+// 1.35 / 1.49 ms, 4096 1.79 / 1.76, one kernel 1.40 / 1.86). At 2048, chain-bound, the second
+// kernel costs 2-5 %. Only with DMMA tile updates (`f.mma`): the tiles' kernel has no other
+// path. A panel's launch (columns [j0, j1) of a larger matrix) splits only with knob 4
 // and when its caller says no kernel beside it reads the info word (`panel_ok`): a cancelled
 // launch's sentinel would be read as a failure by a split panel's column waiter or native
 // updates' skip test. Never with a team cap. Also while capturing (a plan's graph): a replay
@@ -1565,12 +1609,14 @@ template <class T>
 int flow_split(const int n, const int j0, const int j1, const int nt, const FlowPotrf<T>& f,
                const int max_teams, const bool signal_columns, const bool panel_ok) {
   const int knob = FlowKnobs::get().split_chain;
-  if (knob == 0 || signal_columns || max_teams != 0 || FlowKnobs::get().teams != 0 ||
+  if (knob == 0 || !f.mma || signal_columns || max_teams != 0 || FlowKnobs::get().teams != 0 ||
       f.nteams < 3)
     return 0;
   if (j0 != 0 || j1 != nt) return panel_ok && knob == 4 ? 2 : 0;
-  if (knob > 0) return knob == 4 ? 2 : knob;
-  return std::is_same<T, float>::value && !f.tf32 && n >= 3072 ? 2 : 0;
+  if (knob > 0) return knob == 4 ? 2 : knob == 5 ? 5 : knob;
+  if (n < 3072) return 0;
+  if (n >= (std::is_same<T, float>::value ? 4608 : 5120)) return 5;
+  return std::is_same<T, float>::value || n >= 4096 ? 2 : 1;
 }
 
 // After a split launch: whether it was cancelled (info = kFlowCancelled: cleared, ctr[5] = 1).
@@ -1586,7 +1632,7 @@ struct FlowResumeCheck {
 
 // The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
 // back into exec's stream. Both count in nteams for finish().
-template <class T, int MinBlocks>
+template <class T, int MinBlocks, int TilesRole>
 void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_teams,
                        const bool decline) {
   CudaSide& cs = CudaSide::chain(exec);
@@ -1597,7 +1643,7 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
   // The roles share one member list: the functor's bytes carry over.
   static_assert(std::is_trivially_copyable<FlowPotrf<T>>::value, "");
   FlowPotrf<T, kFlowChainOnly> fc;
-  FlowPotrf<T, kFlowTilesOnly> ft;
+  FlowPotrf<T, TilesRole> ft;
   static_assert(sizeof(fc) == sizeof(f) && sizeof(ft) == sizeof(f), "");
   std::memcpy(static_cast<void*>(&fc), &f, sizeof f);
   std::memcpy(static_cast<void*>(&ft), &f, sizeof f);
@@ -1634,10 +1680,13 @@ template <class T>
 void flow_launch_split(const Kokkos::Cuda& exec, const FlowPotrf<T>& f, const int split) {
   // One SM left to the chain's team (it takes a whole SM's registers) when nothing else runs.
   if (split == 1) {
-    flow_launch_roles<T, 1>(exec, f, f.nteams - 1, false);
+    flow_launch_roles<T, 1, kFlowTilesOnly>(exec, f, f.nteams - 1, false);
   } else {
     const int tiles = 2 * (f.nteams - 1) < f.ntasks - 1 ? 2 * (f.nteams - 1) : f.ntasks - 1;
-    flow_launch_roles<T, 2>(exec, f, tiles, split == 3);
+    if (split == 5)
+      flow_launch_roles<T, 2, kFlowTilesLate>(exec, f, tiles, false);
+    else
+      flow_launch_roles<T, 2, kFlowTilesOnly>(exec, f, tiles, split == 3);
   }
 }
 #endif
@@ -1675,10 +1724,10 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   f.trace = trace;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    f.mma = F::kMmaType && FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
+    const bool dmma = FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
     f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
-    f.tf32 = !F::kMmaType && fast_float_flag() && FlowKnobs::get().mma != 0 &&
-             exec.cuda_device_prop().major >= 8;
+    f.tf32 = !F::kMmaType && fast_float_flag() && dmma;
+    f.mma = dmma && !f.tf32 && (F::kMmaType || FlowKnobs::get().float_mma != 0);
   }
 #endif
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<F::kThreads, 1>>;

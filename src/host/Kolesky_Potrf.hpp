@@ -111,15 +111,17 @@ PotrfOptions default_options(const int n, PotrfOptions opt) {
     opt.algo = Algo::Blocked;
     if (opt.block_size <= 0) opt.block_size = default_block_size<Exec, T>();
   } else {
-    // Float's tile updates on FFMA (not under a FastFloatScope's TF32).
-    const bool ffma = sizeof(T) == 4 && !fast_float_flag();
-    opt.algo = n <= (ffma ? kFlowWholeMaxFloat : kFlowWholeMax) ? Algo::Dataflow : Algo::Blocked;
-    // Panel width (H100, issue 15 session 16, nb 512-2048 at n = 3072-16384): float's panels
-    // (FFMA tile updates) lose 5-14 % at 512 against 1024 from n = 7168 up; double's are
-    // within 1-2 % from 512 to 1024 above 4096, 768 the best of them. Float under a
-    // FastFloatScope (TF32 tile updates and GEMMs) is like double: 768 is 2-3 % faster than
+    // Float in its own precision (not under a FastFloatScope's TF32 tile updates).
+    const bool full_float = sizeof(T) == 4 && !fast_float_flag();
+    const int whole =
+        sizeof(T) == 4 ? (full_float ? kFlowWholeMaxFloat : kFlowWholeMaxTf32) : kFlowWholeMax;
+    opt.algo = n <= whole ? Algo::Dataflow : Algo::Blocked;
+    // Panel width (H100, issue 15 session 16, nb 512-2048 at n = 3072-16384, float's tile
+    // updates then on FFMA): float's panels lose 5-14 % at 512 against 1024 from n = 7168 up;
+    // double's are within 1-2 % from 512 to 1024 above 4096, 768 the best of them. Float under
+    // a FastFloatScope (TF32 tile updates and GEMMs) is like double: 768 is 2-3 % faster than
     // 1024 at 6144-16384 (session 21).
-    if (opt.block_size <= 0) opt.block_size = ffma || n <= 4096 ? 1024 : 768;
+    if (opt.block_size <= 0) opt.block_size = full_float || n <= 4096 ? 1024 : 768;
   }
   return opt;
 }
