@@ -177,7 +177,7 @@ struct FlowPotrf {
   int n, nt, j0, j1, ntasks, nteams;
   // Tile updates on the FP64 tensor cores (m16n8k4, sm_80 and later), float's operands
   // widened to double and the sums rounded once (float has no tensor-core format of its own
-  // precision). Float's FFMA loop read shared memory twice per FMA pair.
+  // precision). Float's FFMA loop issued a shared-memory load per two FMAs.
   bool mma = false;
   // Float tile updates on the TF32 tensor cores (posv_mixed's fast_factor only: 10-bit
   // mantissas, for a factor that refinement corrects; sm_80 and later).
@@ -761,7 +761,8 @@ struct FlowPotrf {
         for (int f = 0; f < 4; ++f) b[f] = pb[q * KLD + 8 * f];
 #pragma unroll
         for (int f = 0; f < 4; ++f)
-          dmma_16x8x4(dm[f * 2], dm[f * 2 + 1], dm[(4 + f) * 2], dm[(4 + f) * 2 + 1], a[0], a[1], b[f]);
+          dmma_16x8x4(dm[f * 2], dm[f * 2 + 1], dm[(4 + f) * 2], dm[(4 + f) * 2 + 1], a[0], a[1],
+                      b[f]);
       }
     } else {
       const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
@@ -1468,12 +1469,12 @@ inline int flow_trace_records(const int nt, const int j0, const int j1) {
 // them): teams of a dataflow launch that runs beside the trailing update (a lookahead panel;
 // 0 = the library's choice); what runs on the FP64 tensor cores where the device has them: the
 // tile updates (float's too unless float_mma = 0) and the chain's solve, SYRK and inverted
-// blocks (1, the default), the tile updates only (2), nothing (0); the CUDA lookahead stream's priority (1: the
-// device's highest, 0: default; read when the stream is made); the lookahead's own update on
-// the lookahead stream (1) or the caller's (0); and from how many rows below its diagonal
-// block a panel is split (CUDA, cuBLAS: the dataflow kernel on the diagonal block, TRSM below;
-// 0: split_rows_for<T>()). Defaults measured on the H100 (docs/performance_log.md, issue 15,
-// sessions 23 and 24).
+// blocks (1, the default), the tile updates only (2), nothing (0); the CUDA lookahead stream's
+// priority (1: the device's highest, 0: default; read when the stream is made); the
+// lookahead's own update on the lookahead stream (1) or the caller's (0); and from how many
+// rows below its diagonal block a panel is split (CUDA, cuBLAS: the dataflow kernel on the
+// diagonal block, TRSM below; 0: split_rows_for<T>()). Defaults measured on the H100
+// (docs/performance_log.md, issue 15, sessions 23 and 24).
 struct FlowKnobs : Knobs<FlowKnobs> {
   int panel_teams = 0;
   int mma = 1;
@@ -1613,7 +1614,7 @@ int flow_split(const int n, const int j0, const int j1, const int nt, const Flow
       f.nteams < 3)
     return 0;
   if (j0 != 0 || j1 != nt) return panel_ok && knob == 4 ? 2 : 0;
-  if (knob > 0) return knob == 4 ? 2 : knob == 5 ? 5 : knob;
+  if (knob > 0) return knob == 4 ? 2 : knob;
   if (n < 3072) return 0;
   if (n >= (std::is_same<T, float>::value ? 4608 : 5120)) return 5;
   return std::is_same<T, float>::value || n >= 4096 ? 2 : 1;
