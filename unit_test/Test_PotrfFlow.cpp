@@ -456,18 +456,25 @@ TYPED_TEST(PotrfFlow, FewTeams) {
 // start in time). Both scalars, both layouts and triangles, failures in the first, a middle
 // and the last tile column, NaN, a good matrix after failures, a plan (PlanSplitGraph checks
 // its recordings), and the default picks (from n = 3072: float at two teams per SM, double
-// at one, at two from 4096; float's 5120 takes the late tiles).
+// at one, at two from 4096; float's 5120 takes the late tiles). Double's tiles also solve by
+// the chain's inverted blocks (tile_inv 1 with splits 1-3; by default from 3584).
 TYPED_TEST(PotrfFlow, SplitChain) {
   using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the split is CUDA only";
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
-  for (const int split : {2, 3, 1, 5})
+  // {split, tile_inv}: tile_inv 1 has double's tiles solve by the chain's inverted blocks
+  // (splits 1-3; the default takes them from n = 3584 only; 3 takes the cancel path).
+  const std::pair<int, int> cases[] = {{2, -1}, {3, -1}, {1, -1}, {5, -1}, {2, 1}, {1, 1}, {3, 1}};
+  for (const auto& [split, inv] : cases)
     for (const int n : {200, 1000}) {
+      if (inv == 1 && !std::is_same<T, double>::value) continue;  // double only
       k.split_chain = split;
+      k.tile_inv = inv;
       const Dense good = dominant_spd<T>(n, 90u + n);
       const PotrfOptions o = flow_opts(Algo::Dataflow);
-      SCOPED_TRACE(describe(o, n, Uplo::Lower) + " split=" + std::to_string(split));
+      SCOPED_TRACE(describe(o, n, Uplo::Lower) + " split=" + std::to_string(split) +
+                   " tile_inv=" + std::to_string(inv));
       for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
       failures_then_good<T>(good, o);
       PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
@@ -480,6 +487,7 @@ TYPED_TEST(PotrfFlow, SplitChain) {
   // Knob 4: panels' launches split too where the updates beside them are the vendor's (which
   // do not read info); with native updates the panels keep one kernel.
   k.split_chain = 4;
+  k.tile_inv = 1;
   for (const int n : {1000, 1100})
     for (const Blas blas : {Blas::Auto, Blas::Native}) {
       const Dense good = dominant_spd<T>(n, 92u + n);
@@ -492,7 +500,8 @@ TYPED_TEST(PotrfFlow, SplitChain) {
       PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower, o);
       plan_three_calls<T>(plan, good);
     }
-  k.split_chain = -1;  // the default picks
+  k.split_chain = -1;  // the default picks (double's 4096 / 4608: tiles by inverted blocks)
+  k.tile_inv = -1;
   for (const int n : {3072, 3200, 4096, std::is_same<T, float>::value ? 5120 : 4608}) {
     SCOPED_TRACE("default n=" + std::to_string(n));
     const Dense a = dominant_spd<T>(n, 95u);
@@ -563,6 +572,7 @@ TYPED_TEST(PotrfFlow, PlanSplitGraph) {
   const auto g0 = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
   for (const int split : {0, 2, 3}) {
     k.split_chain = split;
+    k.tile_inv = 1;  // double's tiles by the chain's inverted blocks in the recordings too
     SCOPED_TRACE("split=" + std::to_string(split));
     auto x = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
     const auto nodes = recorded_flow_kernels<T>(x);
@@ -600,6 +610,7 @@ TYPED_TEST(PotrfFlow, PlanSplitGraph) {
     k.mma = 1;
   }
   k.split_chain = -1;  // the default pick from 3072 (double: the tiles at one team per SM)
+  k.tile_inv = -1;
   const int m = 3072;
   const Dense a = dominant_spd<T>(m, 98u);
   EXPECT_EQ(recorded_flow_kernels<T>(to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, 0.0)).first,
@@ -631,9 +642,12 @@ TYPED_TEST(PotrfFlow, Sanitize) {
     ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
     check_factor<T>(b, to_host(d), Uplo::Lower);
   }
-  for (const int split : {2, 3, 4, 5}) {  // the chain's kernel beside the tiles' (CUDA; 4: panels)
+  // The chain's kernel beside the tiles' (CUDA; 4: panels; 6: 2 with double's tiles solving
+  // by the chain's inverted blocks).
+  for (const int split : {2, 3, 4, 5, 6}) {
     const FlowKnobsRestore restore;
-    impl::FlowKnobs::get().split_chain = split;
+    impl::FlowKnobs::get().split_chain = split == 6 ? 2 : split;
+    impl::FlowKnobs::get().tile_inv = split == 6 ? 1 : 0;
     const Dense b = random_spd<T>(330, 79u);
     auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
     const PotrfOptions o = split == 4 ? flow_opts(Algo::Blocked, 128) : flow_opts(Algo::Dataflow);

@@ -63,6 +63,9 @@ struct FlowWork {
   // Per tile column: the chain sets 1 once the column's diagonal tile is factored, when the
   // launch asks (`FlowPotrf::cols`); a waiter on another stream resets it (flow_column_wait).
   Kokkos::View<unsigned*, MemSpace> cols;
+  // Per tile column: the chain's inverted diagonal blocks (FlowPotrf::inv), for the tile
+  // tasks' solves; float uses the first half of each slot.
+  Kokkos::View<double*, MemSpace> inv;
   int nt = 0;
   void reserve(const int tiles) {
     if (ctr.extent(0) == 0) ctr = Kokkos::View<int*, MemSpace>("kolesky::flow_counters", 6);
@@ -73,6 +76,10 @@ struct FlowWork {
         part = Kokkos::View<double*, MemSpace>(
             Kokkos::view_alloc("kolesky::flow_partials", Kokkos::WithoutInitializing),
             2 * std::size_t(tiles) * kFlowTile * kFlowTile);
+      if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>)
+        inv = Kokkos::View<double*, MemSpace>(
+            Kokkos::view_alloc("kolesky::flow_inverses", Kokkos::WithoutInitializing),
+            std::size_t(tiles) * (kFlowTile * kFlowTile + kFlowTile));
       nt = tiles;
     }
   }
@@ -142,7 +149,16 @@ KOKKOS_FORCEINLINE_FUNCTION T load_shared_global(const T* p) {
 // then; it returns at once otherwise (issue 15 sessions 36 and 38). The chain's code stays
 // out of the tiles' kernel: there it cost the tiles more than the second team per SM gave.
 // kFlowTilesLate: the tiles' kernel with each tile loaded after its updates (FlowPotrf::kLateTile).
-enum FlowRole : int { kFlowBoth = 0, kFlowChainOnly = 1, kFlowTilesOnly = 2, kFlowTilesLate = 3 };
+// kFlowChainInv / kFlowTilesInv: the chain's and the tiles' kernels with the tiles solving by
+// the chain's inverted blocks (FlowPotrf::kInvRole).
+enum FlowRole : int {
+  kFlowBoth = 0,
+  kFlowChainOnly = 1,
+  kFlowTilesOnly = 2,
+  kFlowTilesLate = 3,
+  kFlowChainInv = 4,
+  kFlowTilesInv = 5
+};
 constexpr unsigned long long kFlowStartWaitNs = 200000;
 constexpr unsigned long long kFlowClaimWaitNs = 50000;
 constexpr int kFlowCancelled = -2147483647 - 1;
@@ -165,12 +181,20 @@ struct FlowPotrf {
   static constexpr int kTileElems = 2 * KB * KLD > TS * LD ? 2 * KB * KLD : TS * LD;
   static constexpr bool kMmaType = std::is_same<T, double>::value;
   static constexpr int kScratchElems = kTileElems + TS + TS * XLD;
-  static constexpr bool kTilesRole = Role == kFlowTilesOnly || Role == kFlowTilesLate;
+  static constexpr bool kChainRole = Role == kFlowChainOnly || Role == kFlowChainInv;
+  static constexpr bool kTilesRole =
+      Role == kFlowTilesOnly || Role == kFlowTilesLate || Role == kFlowTilesInv;
   // The tiles' kernel with no tile in registers during its updates (loaded after them, their
   // sum added): float's then fits two teams per SM without spills, double's spills half as
   // much. Its loads are then on each task's path: 10 % slower at n = 3072-3584, 2-5 % faster
   // from 4608 (H200, session 41); flow_launch_split picks it.
   static constexpr bool kLateTile = Role == kFlowTilesLate;
+  // Where the tiles solve by the chain's inverted blocks (inv): kernels of their own, launched
+  // for double's split launches with the tiles loaded first (flow_tile_inv). In the other
+  // kernels the path's code alone cost more than it saved: the one kernel's spills 52 / 76 ->
+  // 60 / 92 B, float's tiles' kernels 72 / 68 -> 100 / 196 B (1-3 % slower at n = 1000-4096),
+  // double's split kernels at 3072 1 % slower with the path off (H200, session 42).
+  static constexpr bool kInvRole = kMmaType && (Role == kFlowChainInv || Role == kFlowTilesInv);
 
   T* a;
   std::ptrdiff_t rs, cs;
@@ -189,6 +213,13 @@ struct FlowPotrf {
   int* ctr;
   unsigned* flags;
   T* part;  // FlowWork::part
+  // FlowWork::inv, or null: where the chain leaves each diagonal tile's inverted blocks (as
+  // invert_blocks leaves them in scratch, then the reciprocal diagonal) before publishing the
+  // tile, for the tile tasks below it to solve by four DMMA steps (solve_blocks_mma) instead of
+  // 64 substitution steps (12.4k cycles of a tile task's ~20k after its inputs at n = 1000 in
+  // double, H200; docs/performance_log.md, issue 15 session 42). Needs chain_mma and kInvRole
+  // (flow_tile_inv).
+  T* inv = nullptr;
   unsigned* cols = nullptr;  // FlowWork::cols when another stream waits on the chain's columns
   bool decline = false;  // tests: the chain's kernel does not claim (the launch is cancelled)
   bool resume = false;   // the one-kernel launch after a split one: runs only if it was cancelled
@@ -429,7 +460,7 @@ struct FlowPotrf {
     const unsigned gen = unsigned(c.sh[2]);
     c.want = gen + 1;
 
-    if constexpr (Role == kFlowChainOnly) {
+    if constexpr (kChainRole) {
       // nteams counts this team beside the tiles' kernel's, so the generation it read cannot
       // move before its own finish(), however late this kernel starts.
       if (c.tid == 0) c.sh[1] = !decline && read_int(info) == 0 && claim_when_tiles_run(gen);
@@ -500,7 +531,18 @@ struct FlowPotrf {
         if (trace) t_ready = flow_clock();
         long long q[5] = {0, 0, 0, 0, 0};  // trace: thread 0's clock at each part's end
         if (trace) q[0] = clock64();
-        if (go) {
+        if (kInvRole && go && inv_below(j)) {
+          double cf[8][2];
+          tile_to_frags(member, c, acc, cf);
+          stage_inverse(member, c, j);
+          if (trace) q[1] = clock64();
+          solve_blocks_mma(c, cf);
+          if (trace) q[2] = clock64();
+          member.team_barrier();  // every warp's reads of the inverse before the result's writes
+          frags_to_scratch(c, cf);
+          member.team_barrier();
+          store_staged(c, i * TS, j * TS, imin(TS, n - i * TS), TS, false);
+        } else if (go) {
           stage_factor(member, c, j);
           if (trace) q[1] = clock64();
           solve(c, acc);
@@ -1018,6 +1060,31 @@ struct FlowPotrf {
     }
   }
 
+  // A tile task's tile (the 4 x 4 register layout) in load_sub_mma's order, through scratch.
+  template <class Member>
+  __device__ void tile_to_frags(const Member& member, const Ctx& c, const T (&acc)[4][4],
+                                double (&cf)[8][2]) const {
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = acc[x][y];
+    member.team_barrier();
+    const int r = 8 * (c.tid >> 5) + (c.lane >> 2), tq = c.lane & 3;
+#pragma unroll
+    for (int f = 0; f < 8; ++f)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) cf[f][e] = c.s[r * LD + 8 * f + 2 * tq + e];
+    member.team_barrier();
+  }
+  // solve_blocks_mma's result into scratch as a row-major tile (for store_staged).
+  __device__ void frags_to_scratch(const Ctx& c, const double (&cf)[8][2]) const {
+    const int r = 8 * (c.tid >> 5) + (c.lane >> 2), tq = c.lane & 3;
+#pragma unroll
+    for (int f = 0; f < 8; ++f)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) c.s[r * LD + 8 * f + 2 * tq + e] = T(cf[f][e]);
+  }
+
   // solve_blocks on the FP64 tensor cores. Warp w holds rows 8 w + [0, 8) of C as eight 8 x 8
   // accumulator fragments, so no product leaves the warp: C(b) becomes the A operand through
   // the warp's rows of xb, and X(b) = C(b) inv(L(b, b))^T, C(y) -= C(b) W(y, b)^T are 4 DMMAs
@@ -1108,6 +1175,9 @@ struct FlowPotrf {
         // so info need not be read again once the partials are seen (a round trip a column).
         if (c.tid == 0) c.sh[1] = j - 1 > j0 ? wait(pflag(j, j - 1), pflag(j, j), c.want, false) : 1;
         member.team_barrier();
+        // The previous diagonal tile, held back for its inverse's stores (the barrier above
+        // ordered every thread's), published by a thread idle until the solve.
+        if (c.tid == kLateThread && inv_below(j - 1)) publish_column(c, j - 1, true);
         if (c.sh[1] == 0) return;
         if (trace) tw = flow_clock();
         // Tile (j, j - 1): solve against L(j-1, j-1), still in scratch; then through scratch
@@ -1126,11 +1196,7 @@ struct FlowPotrf {
           solve_blocks_mma(c, cf);
           if (trace) q1 = clock64();
           member.team_barrier();
-          const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
-#pragma unroll
-          for (int f = 0; f < 8; ++f)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) c.s[(8 * w + g) * LD + 8 * f + 2 * tq + e] = T(cf[f][e]);
+          frags_to_scratch(c, cf);
         } else {
           T sub[4][4];
           if (parts) {
@@ -1192,9 +1258,12 @@ struct FlowPotrf {
       const long long cy1 = trace ? clock64() : 0;
       // The diagonal tile is published at once when nothing follows it in this launch, else
       // by kLateThread beside invert_blocks' first part (as the tile below, above), after the
-      // barrier that follows rdiag (factor_diag's last barrier already ordered its scratch).
+      // barrier that follows rdiag (factor_diag's last barrier already ordered its scratch);
+      // when the tiles below solve by its inverted blocks (held), after their stores: by
+      // kLateThread after the next column's first barrier, or at once in the last column.
       const bool late = good && chain_next(j);
-      if (!late) {
+      const bool held = good && inv_below(j);  // published after its inverse is stored
+      if (!late && !held) {
         member.team_barrier();
         if (c.tid == 0) publish_column(c, j, good);
       }
@@ -1218,13 +1287,55 @@ struct FlowPotrf {
       if (!good) return;
       if (c.tid < TS) c.rdiag[c.tid] = T(1) / c.s[c.tid * LD + c.tid];
       member.team_barrier();
-      if (late) {
-        if (c.tid == kLateThread) publish_column(c, j, true);
+      if (late || held) {
+        if (c.tid == kLateThread && !held) publish_column(c, j, true);
         const long long v0 = trace ? clock64() : 0;
         invert_blocks(member, c);
+        if (kInvRole && held) store_inverse(c, j);
         if (c.tid == 0 && trace) trace[ntasks + (j - j0)].inv_cycles = clock64() - v0;
+        if (held && !late) {  // the launch's last column: nothing follows to publish it
+          member.team_barrier();
+          if (c.tid == 0) publish_column(c, j, true);
+        }
       }
     }
+  }
+
+  // Whether the tile tasks of column j solve by the chain's inverted blocks: the build and
+  // launch have them, and tiles below (j, j) that the chain does not take exist.
+  __device__ bool inv_below(const int j) const {
+    if constexpr (!kInvRole) return false;
+    return inv != nullptr && chain_mma_on() && group_first_tile(j) < nt;
+  }
+  __device__ T* inv_slot(const int j) const {
+    return inv + std::size_t(j) * (TS * TS + TS);
+  }
+  // Scratch as invert_blocks leaves it (rows of TS in the slot) and the reciprocal diagonal.
+  __device__ void store_inverse(const Ctx& c, const int j) const {
+    T* const q = inv_slot(j);
+    constexpr int PER = TS * TS / kThreads;
+#pragma unroll
+    for (int it = 0; it < PER; ++it) {
+      const int e = c.tid + it * kThreads;
+      q[e] = c.s[(e / TS) * LD + e % TS];
+    }
+    if (c.tid < TS) q[TS * TS + c.tid] = c.rdiag[c.tid];
+  }
+  template <class Member>
+  __device__ void stage_inverse(const Member& member, const Ctx& c, const int j) const {
+    const T* const q = inv_slot(j);
+    constexpr int PER = TS * TS / kThreads;
+    T v[PER];
+#pragma unroll
+    for (int it = 0; it < PER; ++it) v[it] = load_shared_global(q + c.tid + it * kThreads);
+    const T r = c.tid < TS ? load_shared_global(q + TS * TS + c.tid) : T(0);
+#pragma unroll
+    for (int it = 0; it < PER; ++it) {
+      const int e = c.tid + it * kThreads;
+      c.s[(e / TS) * LD + e % TS] = v[it];
+    }
+    if (c.tid < TS) c.rdiag[c.tid] = r;
+    member.team_barrier();
   }
 
   // Flag of the diagonal tile (j, j); then, when the launch asks (`cols`) and the tile
@@ -1497,6 +1608,9 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int split_chain = -1;
   // CUDA: float's tile updates on the FP64 tensor cores (1) or FFMA (0).
   int float_mma = 1;
+  // CUDA: tile tasks solve by the chain's inverted diagonal blocks (flow_tile_inv): -1 the
+  // default pick, 0 never, 1 in every launch that can (tests).
+  int tile_inv = -1;
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
@@ -1620,6 +1734,19 @@ int flow_split(const int n, const int j0, const int j1, const int nt, const Flow
   return std::is_same<T, float>::value || n >= 4096 ? 2 : 1;
 }
 
+// Whether a split launch's tiles solve by the chain's inverted blocks (FlowPotrf::inv; the
+// launch then takes kFlowChainInv / kFlowTilesInv): double, with the tiles loaded first
+// (splits 1-3) and, by default,
+// from n = 3584, where the tiles' throughput counts (H200, session 42: 3584 / 4096 / 4608 1 /
+// 6.5 / 3.5 % faster; 3072 1-2 % slower, the chain's ~0.2 us a column of stores not repaid).
+template <class T>
+bool flow_tile_inv(const int n, const FlowPotrf<T>& f, const int split) {
+  const int knob = FlowKnobs::get().tile_inv;
+  if (!std::is_same<T, double>::value || !f.chain_mma || knob == 0 || split < 1 || split > 3)
+    return false;
+  return knob == 1 || n >= 3584;
+}
+
 // After a split launch: whether it was cancelled (info = kFlowCancelled: cleared, ctr[5] = 1).
 struct FlowResumeCheck {
   int* info;
@@ -1633,7 +1760,7 @@ struct FlowResumeCheck {
 
 // The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
 // back into exec's stream. Both count in nteams for finish().
-template <class T, int MinBlocks, int TilesRole>
+template <class T, int MinBlocks, int TilesRole, int ChainRole = kFlowChainOnly>
 void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_teams,
                        const bool decline) {
   CudaSide& cs = CudaSide::chain(exec);
@@ -1643,7 +1770,7 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
   f.decline = decline;
   // The roles share one member list: the functor's bytes carry over.
   static_assert(std::is_trivially_copyable<FlowPotrf<T>>::value, "");
-  FlowPotrf<T, kFlowChainOnly> fc;
+  FlowPotrf<T, ChainRole> fc;
   FlowPotrf<T, TilesRole> ft;
   static_assert(sizeof(fc) == sizeof(f) && sizeof(ft) == sizeof(f), "");
   std::memcpy(static_cast<void*>(&fc), &f, sizeof f);
@@ -1680,15 +1807,22 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
 template <class T>
 void flow_launch_split(const Kokkos::Cuda& exec, const FlowPotrf<T>& f, const int split) {
   // One SM left to the chain's team (it takes a whole SM's registers) when nothing else runs.
-  if (split == 1) {
-    flow_launch_roles<T, 1, kFlowTilesOnly>(exec, f, f.nteams - 1, false);
-  } else {
-    const int tiles = 2 * (f.nteams - 1) < f.ntasks - 1 ? 2 * (f.nteams - 1) : f.ntasks - 1;
-    if (split == 5)
-      flow_launch_roles<T, 2, kFlowTilesLate>(exec, f, tiles, false);
-    else
-      flow_launch_roles<T, 2, kFlowTilesOnly>(exec, f, tiles, split == 3);
+  const int tiles = 2 * (f.nteams - 1) < f.ntasks - 1 ? 2 * (f.nteams - 1) : f.ntasks - 1;
+  if constexpr (FlowPotrf<T>::kMmaType) {  // flow_tile_inv: double only
+    if (f.inv != nullptr) {
+      if (split == 1)
+        flow_launch_roles<T, 1, kFlowTilesInv, kFlowChainInv>(exec, f, f.nteams - 1, false);
+      else
+        flow_launch_roles<T, 2, kFlowTilesInv, kFlowChainInv>(exec, f, tiles, split == 3);
+      return;
+    }
   }
+  if (split == 1)
+    flow_launch_roles<T, 1, kFlowTilesOnly>(exec, f, f.nteams - 1, false);
+  else if (split == 5)
+    flow_launch_roles<T, 2, kFlowTilesLate>(exec, f, tiles, false);
+  else
+    flow_launch_roles<T, 2, kFlowTilesOnly>(exec, f, tiles, split == 3);
 }
 #endif
 
@@ -1736,6 +1870,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     const int split = flow_split<T>(n, j0, j1, nt, f, max_teams, signal_columns, split_ok);
     if (split > 0) {
+      if (flow_tile_inv(n, f, split)) f.inv = reinterpret_cast<T*>(work.inv.data());
       flow_launch_split(exec, f, split);
       return;
     }
