@@ -63,8 +63,8 @@ struct FlowWork {
   // Per tile column: the chain sets 1 once the column's diagonal tile is factored, when the
   // launch asks (`FlowPotrf::cols`); a waiter on another stream resets it (flow_column_wait).
   Kokkos::View<unsigned*, MemSpace> cols;
-  // Per tile column: the chain's inverted diagonal blocks (FlowPotrf::inv), for the tile
-  // tasks' solves; float uses the first half of each slot.
+  // Per tile column: the chain's inverted diagonal blocks (FlowPotrf::inv, double's split
+  // launches from n = 3584), for the tile tasks' solves.
   Kokkos::View<double*, MemSpace> inv;
   int nt = 0;
   void reserve(const int tiles) {
