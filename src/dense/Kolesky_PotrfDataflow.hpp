@@ -40,6 +40,9 @@ namespace impl {
 // Tile order of the dataflow kernel (a multiple of 16; the CUDA team is 16 x 16 threads, each
 // with a 4 x 4 block of the tile).
 constexpr int kFlowTile = 64;
+// Values of one diagonal tile's inverted form in FlowWork::inv: the tile, then its
+// reciprocal diagonal.
+constexpr int kFlowInvSlot = kFlowTile * kFlowTile + kFlowTile;
 
 // Largest order the GPU default factors in one dataflow launch (above it: Blocked with
 // dataflow panels and cuBLAS trailing updates). Measured on the H200 with the tile updates on
@@ -79,7 +82,7 @@ struct FlowWork {
       if constexpr (!std::is_same_v<MemSpace, Kokkos::HostSpace>)
         inv = Kokkos::View<double*, MemSpace>(
             Kokkos::view_alloc("kolesky::flow_inverses", Kokkos::WithoutInitializing),
-            std::size_t(tiles) * (kFlowTile * kFlowTile + kFlowTile));
+            std::size_t(tiles) * kFlowInvSlot);
       nt = tiles;
     }
   }
@@ -531,7 +534,7 @@ struct FlowPotrf {
         if (trace) t_ready = flow_clock();
         long long q[5] = {0, 0, 0, 0, 0};  // trace: thread 0's clock at each part's end
         if (trace) q[0] = clock64();
-        if (kInvRole && go && inv_below(j)) {
+        if (go && inv_below(j)) {  // false at compile time outside kInvRole
           double cf[8][2];
           tile_to_frags(member, c, acc, cf);
           stage_inverse(member, c, j);
@@ -1291,7 +1294,7 @@ struct FlowPotrf {
         if (c.tid == kLateThread && !held) publish_column(c, j, true);
         const long long v0 = trace ? clock64() : 0;
         invert_blocks(member, c);
-        if (kInvRole && held) store_inverse(c, j);
+        if (held) store_inverse(c, j);
         if (c.tid == 0 && trace) trace[ntasks + (j - j0)].inv_cycles = clock64() - v0;
         if (held && !late) {  // the launch's last column: nothing follows to publish it
           member.team_barrier();
@@ -1308,7 +1311,7 @@ struct FlowPotrf {
     return inv != nullptr && chain_mma_on() && group_first_tile(j) < nt;
   }
   __device__ T* inv_slot(const int j) const {
-    return inv + std::size_t(j) * (TS * TS + TS);
+    return inv + std::size_t(j) * kFlowInvSlot;
   }
   // Scratch as invert_blocks leaves it (rows of TS in the slot) and the reciprocal diagonal.
   __device__ void store_inverse(const Ctx& c, const int j) const {
