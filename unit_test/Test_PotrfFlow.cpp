@@ -695,6 +695,35 @@ TYPED_TEST(PotrfFlow, LargeSolve) {
   }
 }
 
+// flow_tile_inv's pick: double's split launches (splits 1-3) with the chain on DMMA, from n =
+// 3584 by default; knob 0 never, 1 at every order; never for float, one kernel, splits 4-5,
+// or without the chain's DMMA (the inverted blocks are its own).
+TEST(PotrfFlowPick, TileInv) {
+#ifdef KOKKOS_ENABLE_CUDA
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  impl::FlowPotrf<double> d;
+  impl::FlowPotrf<float> f;
+  d.chain_mma = f.chain_mma = true;
+  k.tile_inv = -1;
+  EXPECT_FALSE(impl::flow_tile_inv(3583, d, 2));
+  for (const int split : {1, 2, 3}) EXPECT_TRUE(impl::flow_tile_inv(3584, d, split)) << split;
+  for (const int split : {0, 4, 5}) EXPECT_FALSE(impl::flow_tile_inv(4096, d, split)) << split;
+  EXPECT_FALSE(impl::flow_tile_inv(4096, f, 2));
+  k.tile_inv = 1;
+  EXPECT_TRUE(impl::flow_tile_inv(200, d, 1));
+  EXPECT_FALSE(impl::flow_tile_inv(200, d, 0));
+  EXPECT_FALSE(impl::flow_tile_inv(4096, f, 1));
+  d.chain_mma = false;
+  EXPECT_FALSE(impl::flow_tile_inv(4096, d, 2));
+  d.chain_mma = true;
+  k.tile_inv = 0;
+  EXPECT_FALSE(impl::flow_tile_inv(4096, d, 2));
+#else
+  GTEST_SKIP() << "the split is CUDA only";
+#endif
+}
+
 // The CUDA kernel's task numbering (checked on every backend: it is plain arithmetic):
 // every ticket names one task and every task is named once, and every task a task waits
 // for has a smaller ticket (tiles (i, k) and (j, k), the chain's columns and the partial

@@ -1045,7 +1045,7 @@ int main(int argc, char** argv) {
       {"--below-cols=", &flow.below_cols},     {"--split-rows=", &flow.split_rows},
       {"--flow-mma=", &flow.mma},              {"--flow-teams=", &flow.teams},
       {"--split-chain=", &flow.split_chain},    {"--float-mma=", &flow.float_mma},
-      {"--tile-inv=", &flow.tile_inv},
+      {"--tile-inv=", &flow.tile_inv},          {"--factor-mma=", &flow.factor_mma},
       {"--host-team=", &ki::HostTeamKnobs::get().force},
       {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()},
       {"--inv-nb=", &ki::PotrsInvKnobs::get().nb}, {"--potrs-inv=", &ki::PotrsInvKnobs::get().inv},

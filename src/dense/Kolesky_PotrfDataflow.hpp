@@ -212,6 +212,9 @@ struct FlowPotrf {
   // The chain's solve, SYRK and inverted blocks by DMMA (sm_80 and later), float too: its
   // operands widened to double, the results rounded back (no less accurate than FFMA).
   bool chain_mma = false;
+  // With chain_mma: the diagonal tile's updates between its panels by DMMA too, on 8 warps
+  // (1) or warps 0-3 (2) (FlowKnobs::factor_mma; panel_update_mma); 0 FFMA.
+  int factor_mma = 0;
   int* info;
   int* ctr;
   unsigned* flags;
@@ -1030,6 +1033,13 @@ struct FlowPotrf {
     return false;
 #endif
   }
+  __device__ int factor_mma_on() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return chain_mma ? factor_mma : 0;
+#else
+    return 0;
+#endif
+  }
 
   // d += a b, one m8n8k4 DMMA: lane (g, tq) = (lane / 4, lane % 4) gives A(g, tq) and B(tq, g)
   // and holds D(g, 2 tq + e) in d[e]. (On sm_90 m16n8k4 has twice its flop rate, but 16-row
@@ -1420,12 +1430,27 @@ struct FlowPotrf {
       const long long u0 = trace ? clock64() : 0;
       // Columns right of the panel (see panel_update); p is a template argument so that only
       // the blocks right of and below the panel are computed (6, 3, 1 of 16).
-      if (p == 0)
-        panel_update<0>(member, c);
-      else if (p == 1)
-        panel_update<1>(member, c);
-      else
-        panel_update<2>(member, c);
+      if (factor_mma_on() == 2) {
+        if (p == 0)
+          panel_update_mma<0, 4>(c);
+        else if (p == 1)
+          panel_update_mma<1, 4>(c);
+        else
+          panel_update_mma<2, 4>(c);
+      } else if (factor_mma_on()) {
+        if (p == 0)
+          panel_update_mma<0, 8>(c);
+        else if (p == 1)
+          panel_update_mma<1, 8>(c);
+        else
+          panel_update_mma<2, 8>(c);
+      } else if (p == 0) {
+        panel_update<0>(c);
+      } else if (p == 1) {
+        panel_update<1>(c);
+      } else {
+        panel_update<2>(c);
+      }
       member.team_barrier();
       if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
@@ -1435,9 +1460,10 @@ struct FlowPotrf {
 
   // s(r, col) -= sum_q L(r, cp + q) L(col, cp + q) for r >= col >= cp + 16, cp = 16 P; thread
   // (tr, tc) takes rows tr + 16x, columns tc + 16y as in the tile layout, x >= y > P, the
-  // operands loaded once per q for its blocks.
-  template <int P, class Member>
-  __device__ void panel_update(const Member& member, const Ctx& c) const {
+  // operands loaded once per q for its blocks. It reads the panel's columns and writes only
+  // the columns right of them, so no barrier parts its reads from its stores.
+  template <int P>
+  __device__ void panel_update(const Ctx& c) const {
     T* const s = c.s;
     constexpr int cp = 16 * P;
     T v[4][4];
@@ -1457,7 +1483,6 @@ struct FlowPotrf {
         for (int x = y; x < 4; ++x) v[x][y] -= av[x] * bv;
       }
     }
-    member.team_barrier();  // every read of the panel's columns done
 #pragma unroll
     for (int x = P + 1; x < 4; ++x)
 #pragma unroll
@@ -1466,6 +1491,57 @@ struct FlowPotrf {
         if (col <= r) s[r * LD + col] = v[x][y];
       }
   }
+  // panel_update on the FP64 tensor cores: the lower 8 x 8 fragments (R, C) of the trailing
+  // block (21, 10, 3 for P = 0, 1, 2), fragment f to warp f mod NW, k = 16 in 4 DMMA steps in
+  // syrk_mma's order (conflict-free loads). Its FFMA form was 3.4k cycles of the chain's
+  // 36k-cycle step at n = 1000 in double (H200, session 42).
+  template <int P, int NW>
+  __device__ void panel_update_mma(const Ctx& c) const {
+    T* const s = c.s;
+    constexpr int cp = 16 * P, b0 = cp + 16, m8 = (TS - b0) / 8, nf = m8 * (m8 + 1) / 2;
+    constexpr int kMax = (nf + NW - 1) / NW;
+    int w = c.tid >> 5, lane = c.lane;
+    // Opaque here: the addresses below are the same in every panel, and hoisted out of
+    // factor_diag's panel loop they held ~50 registers across the pivots (spills).
+    asm volatile("" : "+r"(w), "+r"(lane));
+    const int g = lane >> 2, tq = lane & 3;
+    if (w >= NW) return;
+    T* dst[kMax];        // this lane's D(g, 2 tq) in scratch
+    const T* pa[kMax];   // its A row in the panel, at k = 4 tq
+    const T* pb[kMax];   // its B row
+    int lim[kMax];       // D(g, 2 tq + e) is on or below the diagonal for e <= lim
+    double d[kMax][2] = {};
+#pragma unroll
+    for (int i = 0; i < kMax; ++i) {
+      int R = 0, C = w + NW * i;  // fragment number -> (R, C), row by row
+#pragma unroll
+      for (int r = 0; r + 1 < m8; ++r)
+        if (C > R) {
+          C -= R + 1;
+          ++R;
+        }
+      dst[i] = s + (b0 + 8 * R + g) * LD + b0 + 8 * C + 2 * tq;
+      pa[i] = s + (b0 + 8 * R + g) * LD + cp + 4 * tq;
+      pb[i] = s + (b0 + 8 * C + g) * LD + cp + 4 * tq;
+      lim[i] = 8 * (R - C) + g - 2 * tq;
+      if (w + NW * i < nf)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) d[i][e] = dst[i][e];
+    }
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+      for (int i = 0; i < kMax; ++i)
+        if (w + NW * i < nf) dmma(d[i], -double(pa[i][ks]), pb[i][ks]);
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (w + NW * i < nf)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (e <= lim[i]) dst[i][e] = T(d[i][e]);
+  }
+
+
 
   // The staged tile in scratch to the matrix at (r0, c0): rows < mi, columns < ncols, on or
   // below the diagonal if lower; by the whole team, coalesced along the unit stride. Warp 0
@@ -1614,6 +1690,9 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // CUDA: tile tasks solve by the chain's inverted diagonal blocks (flow_tile_inv): -1 the
   // default pick, 0 never, 1 in every launch that can (tests).
   int tile_inv = -1;
+  // CUDA, with the chain on DMMA (mma 1): the diagonal tile's updates between its panels on
+  // DMMA by 8 warps (1) or 4 (2), or FFMA (0).
+  int factor_mma = 1;
 };
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
@@ -1864,6 +1943,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     const bool dmma = FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
     f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
+    f.factor_mma = f.chain_mma ? FlowKnobs::get().factor_mma : 0;
     f.tf32 = !F::kMmaType && fast_float_flag() && dmma;
     f.mma = dmma && !f.tf32 && (F::kMmaType || FlowKnobs::get().float_mma != 0);
   }
