@@ -1362,10 +1362,11 @@ struct FlowPotrf {
 
   // Diagonal tile: the updated tile goes through scratch; four panels of 16 columns, each
   // factored in registers with shuffles by the warps that hold its rows (see below), then the
-  // columns to its right updated by the whole team. Leaves the factor (identity past mj) in
-  // scratch and writes it to the matrix (on a failure the columns before the failing one;
-  // false, info written). `staged()` runs on every thread once the tile is in scratch and the
-  // team has met (stores the caller issued before the call are then complete).
+  // columns to its right updated (panel_update_mma, or panel_update by FFMA). Leaves the
+  // factor (identity past mj) in scratch and writes it to the matrix (on a failure the columns
+  // before the failing one; false, info written). `staged()` runs on every thread once the
+  // tile is in scratch and the team has met (stores the caller issued before the call are then
+  // complete).
   template <class Member, class Staged>
   __device__ bool factor_diag(const Member& member, const Ctx& c, const T (&acc)[4][4],
                               const int c0, const int mj, long long (&fc)[4],
