@@ -1542,8 +1542,6 @@ struct FlowPotrf {
           if (e <= lim[i]) dst[i][e] = T(d[i][e]);
   }
 
-
-
   // The staged tile in scratch to the matrix at (r0, c0): rows < mi, columns < ncols, on or
   // below the diagonal if lower; by the whole team, coalesced along the unit stride. Warp 0
   // once wrote each finished panel of the diagonal tile itself, one strided column per store
