@@ -189,17 +189,22 @@ TYPED_TEST(PotrfFlow, NonUnitStride) {
 
 // Double tile updates, and the chain's solve, SYRK and inverted blocks in both scalars, run on
 // the FP64 tensor cores where the device has them (mma.sync) and as plain multiply-adds
-// otherwise: all three mixes of the knob (everything, tile updates only, nothing), with a
+// otherwise: all three mixes of the knob (everything, tile updates only, nothing), and the
+// diagonal tile's own updates on DMMA (8 or 4 warps) or FFMA in both scalars, with a
 // failure, whatever the device default.
 TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
   using T = TypeParam;
   const FlowKnobsRestore restore;
-  // mma 3: 1 with float's tile updates on FFMA (float_mma = 0); double as 1.
-  for (const int mma : {0, 1, 2, 3}) {
+  // mma 3: 1 with float's tile updates on FFMA (float_mma = 0); double as 1. mma 4-7: 1 with
+  // factor_mma 0-3 (the default, -1, is one of them per scalar); mma 8: 1 with the chain's
+  // SYRK on m8n8k4 (syrk16 = 0).
+  for (const int mma : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
     if (kHost && mma != 1) continue;  // the knobs only change the CUDA kernel
     if (mma == 3 && !std::is_same<T, float>::value) continue;
-    impl::FlowKnobs::get().mma = mma == 3 ? 1 : mma;
+    impl::FlowKnobs::get().mma = (mma == 0 || mma == 2) ? mma : 1;
     impl::FlowKnobs::get().float_mma = mma == 3 ? 0 : 1;
+    impl::FlowKnobs::get().factor_mma = (mma >= 4 && mma <= 7) ? mma - 4 : -1;
+    impl::FlowKnobs::get().syrk16 = mma == 8 ? 0 : 1;
     for (const int n : {65, 200, kHost ? 300 : 1000})
       for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Blocked, 128)}) {
         SCOPED_TRACE(describe(o, n, Uplo::Lower) + " mma=" + std::to_string(mma));
@@ -722,6 +727,23 @@ TEST(PotrfFlowPick, TileInv) {
 #else
   GTEST_SKIP() << "the split is CUDA only";
 #endif
+}
+
+// The chain's diagonal-tile updates by default on DMMA (8 warps) in double only, the knob
+// over that, and never where the chain is not on DMMA.
+TEST(PotrfFlowPick, FactorMma) {
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  k.factor_mma = -1;
+  EXPECT_EQ(impl::flow_factor_mma<double>(true), 1);
+  EXPECT_EQ(impl::flow_factor_mma<float>(true), 0);
+  EXPECT_EQ(impl::flow_factor_mma<double>(false), 0);
+  for (const int knob : {0, 1, 2, 3}) {
+    k.factor_mma = knob;
+    EXPECT_EQ(impl::flow_factor_mma<double>(true), knob);
+    EXPECT_EQ(impl::flow_factor_mma<float>(true), knob);
+    EXPECT_EQ(impl::flow_factor_mma<float>(false), 0);
+  }
 }
 
 // The CUDA kernel's task numbering (checked on every backend: it is plain arithmetic):

@@ -213,8 +213,10 @@ struct FlowPotrf {
   // operands widened to double, the results rounded back (no less accurate than FFMA).
   bool chain_mma = false;
   // With chain_mma: the diagonal tile's updates between its panels by DMMA too, on 8 warps
-  // (1) or warps 0-3 (2) (FlowKnobs::factor_mma; panel_update_mma); 0 FFMA.
+  // (1; 3: m16n8k4) or warps 0-3 (2) (FlowKnobs::factor_mma; panel_update_mma); 0 FFMA.
   int factor_mma = 0;
+  // With chain_mma: the chain's SYRK on m16n8k4 (syrk_mma16) rather than m8n8k4.
+  bool syrk16 = false;
   int* info;
   int* ctr;
   unsigned* flags;
@@ -1173,6 +1175,51 @@ struct FlowPotrf {
       }
   }
 
+  // syrk_mma on m16n8k4 (twice m8n8k4's rate on sm_90): 16-row blocks Rb and their 8-column
+  // fragments F <= 2 Rb + 1, 20 in all, five per scheduler (warps w and w + 4): warps 0 / 1
+  // take Rb 3's F 0-3 / 4-7, 4 / 5 Rb 0's F 0 / 1, 2 / 3 Rb 2's F 0-2 / 3-5, 6 / 7 Rb 1's
+  // F 0-1 / 2-3. Only the lower triangle is stored.
+  template <class Member>
+  __device__ void syrk_mma16(const Member& member, const Ctx& c, T (&acc)[4][4]) const {
+    T* const s = c.s;
+    const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+    const int R = w < 2 ? 3 : w < 4 ? 2 : w < 6 ? 0 : 1;
+    const int F0 = w < 2 ? 4 * w : w < 4 ? 3 * (w - 2) : w < 6 ? w - 4 : 2 * (w - 6);
+    const int nf = w < 2 ? 4 : w < 4 ? 3 : w < 6 ? 1 : 2;
+    double d[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) d[i][e] = 0;
+#pragma unroll 4
+    for (int st = 0; st < 16; ++st) {
+      const int q = 16 * (st >> 2) + 4 * tq + (st & 3);
+      const double a0 = s[(16 * R + g) * LD + q], a1 = s[(16 * R + 8 + g) * LD + q];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (i < nf) dmma_16x8x4(d[i][0], d[i][1], d[i][2], d[i][3], a0, a1, s[(8 * (F0 + i) + g) * LD + q]);
+    }
+    member.team_barrier();  // every warp's reads of X
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (i < nf)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int r = 16 * R + 8 * h + g, col = 8 * (F0 + i) + 2 * tq + e;
+            if (col <= r) s[r * LD + col] = T(d[i][2 * h + e]);
+          }
+    member.team_barrier();
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+#pragma unroll
+      for (int y = 0; y <= x; ++y) {
+        const int r = c.tr + 16 * x, col = c.tc + 16 * y;
+        if (col <= r) acc[x][y] -= s[r * LD + col];
+      }
+  }
+
   // The critical-path chain over the launch's tile columns (see above). The factor of the
   // last diagonal tile stays in scratch from one column to the next.
   template <class Member>
@@ -1239,7 +1286,9 @@ struct FlowPotrf {
           sc[1] = clock64() - q1;
         }
         const long long y0 = trace ? clock64() : 0;
-        if (chain_mma_on()) {
+        if (chain_mma_on() && syrk16) {
+          syrk_mma16(member, c, acc);
+        } else if (chain_mma_on()) {
           syrk_mma(member, c, acc);
         } else {
 #pragma unroll 4
@@ -1431,32 +1480,31 @@ struct FlowPotrf {
       const long long u0 = trace ? clock64() : 0;
       // Columns right of the panel (see panel_update); p is a template argument so that only
       // the blocks right of and below the panel are computed (6, 3, 1 of 16).
-      if (factor_mma_on() == 2) {
-        if (p == 0)
-          panel_update_mma<0, 4>(c);
-        else if (p == 1)
-          panel_update_mma<1, 4>(c);
-        else
-          panel_update_mma<2, 4>(c);
-      } else if (factor_mma_on()) {
-        if (p == 0)
-          panel_update_mma<0, 8>(c);
-        else if (p == 1)
-          panel_update_mma<1, 8>(c);
-        else
-          panel_update_mma<2, 8>(c);
-      } else if (p == 0) {
-        panel_update<0>(c);
-      } else if (p == 1) {
-        panel_update<1>(c);
-      } else {
-        panel_update<2>(c);
-      }
+      if (p == 0)
+        panel_update_at<0>(c);
+      else if (p == 1)
+        panel_update_at<1>(c);
+      else
+        panel_update_at<2>(c);
       member.team_barrier();
       if (trace && c.tid == 0) fc[3] += clock64() - u0;
     }
     store_staged(c, c0, c0, mj, TS, true);
     return true;
+  }
+
+  // The update after panel P by the launch's pick (factor_mma_on).
+  template <int P>
+  __device__ void panel_update_at(const Ctx& c) const {
+    const int m = factor_mma_on();
+    if (m == 3)
+      panel_update_mma16<P>(c);
+    else if (m == 2)
+      panel_update_mma<P, 4>(c);
+    else if (m)
+      panel_update_mma<P, 8>(c);
+    else
+      panel_update<P>(c);
   }
 
   // s(r, col) -= sum_q L(r, cp + q) L(col, cp + q) for r >= col >= cp + 16, cp = 16 P; thread
@@ -1540,6 +1588,58 @@ struct FlowPotrf {
 #pragma unroll
         for (int e = 0; e < 2; ++e)
           if (e <= lim[i]) dst[i][e] = T(d[i][e]);
+  }
+
+  // panel_update_mma on m16n8k4 (twice m8n8k4's rate on sm_90): the trailing block's 16-row
+  // blocks Rb and their 8-column fragments F <= 2 Rb + 1 (12, 6, 2 for P = 0, 1, 2; the
+  // diagonal blocks' upper halves computed and not stored), fragment f to warp f mod 8.
+  template <int P>
+  __device__ void panel_update_mma16(const Ctx& c) const {
+    T* const s = c.s;
+    constexpr int cp = 16 * P, b0 = cp + 16, m16 = (TS - b0) / 16, nf = m16 * (m16 + 1);
+    constexpr int kMax = (nf + 7) / 8;
+    int w = c.tid >> 5, lane = c.lane;
+    asm volatile("" : "+r"(w), "+r"(lane));  // as in panel_update_mma
+    const int g = lane >> 2, tq = lane & 3;
+    T* dst[kMax];       // this lane's D(g, 2 tq) of the fragment's upper 8 rows in scratch
+    const T* pa[kMax];  // its A row (the upper 8), at k = 4 tq
+    const T* pb[kMax];  // its B row
+    int lim[kMax];      // D(g + 8 h, 2 tq + e) is on or below the diagonal for e <= lim + 8 h
+    double d[kMax][4] = {};
+#pragma unroll
+    for (int i = 0; i < kMax; ++i) {
+      int R = 0, F = w + 8 * i;  // fragment number -> (R, F), row by row
+#pragma unroll
+      for (int r = 0; r + 1 < m16; ++r)
+        if (F >= 2 * R + 2) {
+          F -= 2 * R + 2;
+          ++R;
+        }
+      dst[i] = s + (b0 + 16 * R + g) * LD + b0 + 8 * F + 2 * tq;
+      pa[i] = s + (b0 + 16 * R + g) * LD + cp + 4 * tq;
+      pb[i] = s + (b0 + 8 * F + g) * LD + cp + 4 * tq;
+      lim[i] = 16 * R - 8 * F + g - 2 * tq;
+      if (w + 8 * i < nf)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) d[i][2 * h + e] = e <= lim[i] + 8 * h ? dst[i][8 * h * LD + e] : T(0);
+    }
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+      for (int i = 0; i < kMax; ++i)
+        if (w + 8 * i < nf)
+          dmma_16x8x4(d[i][0], d[i][1], d[i][2], d[i][3], -double(pa[i][ks]),
+                      -double(pa[i][8 * LD + ks]), pb[i][ks]);
+#pragma unroll
+    for (int i = 0; i < kMax; ++i)
+      if (w + 8 * i < nf)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (e <= lim[i] + 8 * h) dst[i][8 * h * LD + e] = T(d[i][2 * h + e]);
   }
 
   // The staged tile in scratch to the matrix at (r0, c0): rows < mi, columns < ncols, on or
@@ -1690,9 +1790,23 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // default pick, 0 never, 1 in every launch that can (tests).
   int tile_inv = -1;
   // CUDA, with the chain on DMMA (mma 1): the diagonal tile's updates between its panels on
-  // DMMA by 8 warps (1) or 4 (2), or FFMA (0).
-  int factor_mma = 1;
+  // DMMA by 8 warps (1; 3 on m16n8k4) or 4 (2), or FFMA (0); -1 the default pick
+  // (flow_factor_mma).
+  int factor_mma = -1;
+  // CUDA, with the chain on DMMA: its SYRK on m16n8k4 (1) or m8n8k4 (0).
+  int syrk16 = 1;
 };
+
+// FlowPotrf::factor_mma for a launch whose chain is (or is not) on DMMA: by default double
+// only, on 8 warps (H200, session 43: double 1.4-2.4 % faster at n = 500-2048; float
+// unchanged within 1 %, 3072 1 % slower, so it keeps FFMA).
+template <class T>
+int flow_factor_mma(const bool chain_mma) {
+  const int knob = FlowKnobs::get().factor_mma;
+  if (!chain_mma) return 0;
+  if (knob >= 0) return knob;
+  return std::is_same<T, double>::value ? 1 : 0;
+}
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
 // tile updates) gained 1-3 % at n = 8192-12288 (session 24); double's, with the rows below
@@ -1942,7 +2056,8 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     const bool dmma = FlowKnobs::get().mma != 0 && exec.cuda_device_prop().major >= 8;
     f.chain_mma = FlowKnobs::get().mma == 1 && exec.cuda_device_prop().major >= 8;
-    f.factor_mma = f.chain_mma ? FlowKnobs::get().factor_mma : 0;
+    f.factor_mma = flow_factor_mma<T>(f.chain_mma);
+    f.syrk16 = f.chain_mma && FlowKnobs::get().syrk16 != 0;
     f.tf32 = !F::kMmaType && fast_float_flag() && dmma;
     f.mma = dmma && !f.tf32 && (F::kMmaType || FlowKnobs::get().float_mma != 0);
   }
