@@ -729,14 +729,14 @@ TEST(PotrfFlowPick, TileInv) {
 #endif
 }
 
-// The chain's diagonal-tile updates by default on DMMA (8 warps) in double only, the knob
-// over that, and never where the chain is not on DMMA.
+// The chain's diagonal-tile updates by default on m16n8k4 (8 warps) in both scalars, the
+// knob over that, and never on DMMA where the chain is not.
 TEST(PotrfFlowPick, FactorMma) {
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   k.factor_mma = -1;
-  EXPECT_EQ(impl::flow_factor_mma<double>(true), 1);
-  EXPECT_EQ(impl::flow_factor_mma<float>(true), 0);
+  EXPECT_EQ(impl::flow_factor_mma<double>(true), 3);
+  EXPECT_EQ(impl::flow_factor_mma<float>(true), 3);
   EXPECT_EQ(impl::flow_factor_mma<double>(false), 0);
   for (const int knob : {0, 1, 2, 3}) {
     k.factor_mma = knob;

@@ -1182,7 +1182,9 @@ struct FlowPotrf {
   template <class Member>
   __device__ void syrk_mma16(const Member& member, const Ctx& c, T (&acc)[4][4]) const {
     T* const s = c.s;
-    const int w = c.tid >> 5, g = c.lane >> 2, tq = c.lane & 3;
+    int w = c.tid >> 5, lane = c.lane;
+    asm volatile("" : "+r"(w), "+r"(lane));  // as in panel_update_mma (without: spills)
+    const int g = lane >> 2, tq = lane & 3;
     const int R = w < 2 ? 3 : w < 4 ? 2 : w < 6 ? 0 : 1;
     const int F0 = w < 2 ? 4 * w : w < 4 ? 3 * (w - 2) : w < 6 ? w - 4 : 2 * (w - 6);
     const int nf = w < 2 ? 4 : w < 4 ? 3 : w < 6 ? 1 : 2;
@@ -1797,15 +1799,14 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int syrk16 = 1;
 };
 
-// FlowPotrf::factor_mma for a launch whose chain is (or is not) on DMMA: by default double
-// only, on 8 warps (H200, session 43: double 1.4-2.4 % faster at n = 500-2048; float
-// unchanged within 1 %, 3072 1 % slower, so it keeps FFMA).
+// FlowPotrf::factor_mma for a launch whose chain is (or is not) on DMMA: by default m16n8k4 on
+// 8 warps in both scalars (H200, session 44: 0.5-2 % faster than m8n8k4 at n = 500-2048, which
+// had been 1.4-2.4 % faster than FFMA in double, session 43).
 template <class T>
 int flow_factor_mma(const bool chain_mma) {
   const int knob = FlowKnobs::get().factor_mma;
   if (!chain_mma) return 0;
-  if (knob >= 0) return knob;
-  return std::is_same<T, double>::value ? 1 : 0;
+  return knob >= 0 ? knob : 3;
 }
 
 // Panels split from 6144 rows below the diagonal block: float's whole-panel launches (FFMA
