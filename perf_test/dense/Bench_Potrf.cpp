@@ -237,10 +237,12 @@ void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n);
   int info = 0;
+  // Before the warm-up: its record buffer's zero fill (~100 MB) would flush L2, where the
+  // warm-up leaves the kernels' code (round 191: +17 us at n = 1000 for a call after it).
+  kolesky::impl::StepTrace tr(Exec().cuda_stream());
   const double median_ms = untraced_median(a, a0, opt, 5, info) * 1e3;
   Kokkos::deep_copy(a, a0);
   Exec().fence();
-  kolesky::impl::StepTrace tr(Exec().cuda_stream());
   kolesky::impl::StepTrace::current() = &tr;
   Kokkos::Timer t;
   info |= kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
@@ -250,6 +252,55 @@ void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
   title << label << " n=" << n << " " << (sizeof(T) == 8 ? "double" : "float")
         << " untraced median " << median_ms << " ms, info " << info;
   tr.report(stdout, title.str(), wall);
+  std::fflush(stdout);
+}
+
+// Two traced calls on two matrices, queued back to back (between = 0), with the first
+// matrix's restore queued between them (1), or with the host waiting 2 ms on an idle GPU
+// between them (2), or with 2 x 96 MB copied between them (3, more than L2 holds): the second's
+// first columns against the steady ones say what a cold start costs and what takes the first
+// call's code out of the caches.
+template <class T>
+void trace_pair(const std::string& label, int n, kolesky::PotrfOptions opt, const int between) {
+  const auto a0 = make_spd<T>(n);
+  Matrix<T> a("A", n, n), b("B", n, n);
+  Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::CudaSpace> f0("F0", between == 3 ? 12 << 20 : 0),
+      f1("F1", f0.extent(0));
+  int info = 0;
+  kolesky::impl::StepTrace t1(Exec().cuda_stream()), t2(Exec().cuda_stream());  // as above
+  untraced_median(a, a0, opt, 3, info);
+  Kokkos::deep_copy(a, a0);
+  Kokkos::deep_copy(b, a0);
+  Exec().fence();
+  Kokkos::Timer t;
+  kolesky::impl::StepTrace::current() = &t1;
+  info |= kolesky::potrf(Exec(), kolesky::Uplo::Lower, b, opt);
+  kolesky::impl::StepTrace::current() = nullptr;
+  if (between == 1) Kokkos::deep_copy(Exec(), b, a0);
+  if (between == 3) Kokkos::deep_copy(Exec(), f1, f0);
+  if (between == 2) {
+    Exec().fence();
+    const auto w0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(2)) {
+    }
+  }
+  kolesky::impl::StepTrace::current() = &t2;
+  info |= kolesky::potrf(Exec(), kolesky::Uplo::Lower, a, opt);
+  kolesky::impl::StepTrace::current() = nullptr;
+  Exec().fence();
+  const double wall = t.seconds() * 1e3;
+  for (int k = 0; k < 2; ++k) {
+    std::ostringstream title;
+    title << label << " n=" << n << " " << (sizeof(T) == 8 ? "double" : "float") << ", "
+          << (k == 0 ? "first" : "second") << " of two calls "
+          << (between == 0   ? "back to back"
+              : between == 1 ? "with a restore between"
+              : between == 2 ? "with 2 ms idle between"
+                             : "with 2 x 96 MB copied between")
+          << " (both: wall " << wall
+          << " ms), info " << info;
+    (k == 0 ? t1 : t2).report(stdout, title.str(), wall);
+  }
   std::fflush(stdout);
 }
 
@@ -477,8 +528,53 @@ void inv_profile_one(const int n, const int nrhs) {
 }
 #endif
 
+// What a call costs besides its kernel's work (host timer, median of 50, the GPU idle before
+// each): an empty kernel of the dataflow launch's shape (a team of 256 per SM, its scratch)
+// queued and fenced, a 4-byte device-to-host read (as of info), and the two in a row.
+struct EmptyTeams {
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, 1>>;
+  KOKKOS_INLINE_FUNCTION void operator()(const Policy::member_type&) const {}
+};
+void launch_floor() {
+  const int teams = Exec().cuda_device_prop().multiProcessorCount;
+  Kokkos::View<int*, Exec::memory_space> d("kolesky::floor_info", 1);
+  auto h = Kokkos::create_mirror_view(d);
+  const auto launch = [&] {
+    EmptyTeams::Policy policy(Exec(), teams, 256);
+    policy.set_scratch_size(
+        0, Kokkos::PerTeam(kolesky::impl::FlowPotrf<double>::kScratchElems * sizeof(double) + 64));
+    Kokkos::parallel_for("kolesky::empty_teams", policy, EmptyTeams{});
+  };
+  std::vector<double> k, r, b;
+  for (int rep = 0; rep < 51; ++rep) {
+    Exec().fence();
+    Kokkos::Timer t;
+    launch();
+    Exec().fence();
+    const double tk = t.seconds();
+    t.reset();
+    Kokkos::deep_copy(h, d);
+    const double tr = t.seconds();
+    Exec().fence();
+    t.reset();
+    launch();
+    Kokkos::deep_copy(h, d);
+    const double tb = t.seconds();
+    if (rep > 0) k.push_back(tk), r.push_back(tr), b.push_back(tb);
+  }
+  const auto med = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2] * 1e6;
+  };
+  std::printf("# launch floor (host timer, median of 50, GPU idle before each): an empty %d-team "
+              "kernel + fence %.1f us, a 4-byte read to the host %.1f us, the two %.1f us\n",
+              teams, med(k), med(r), med(b));
+  std::fflush(stdout);
+}
+
 void trace_all(const std::vector<int>& sizes) {
   using kolesky::Algo;
+  launch_floor();
   for (int n : sizes) {
     if (n <= kolesky::impl::kCudaSplitMaxN) {
       split_trace_one<double>(n);
@@ -491,6 +587,7 @@ void trace_all(const std::vector<int>& sizes) {
     before.panel = kolesky::Panel::Recursive;
     trace_one<double>("before (Blocked, recursive panels)", n, before);
     trace_one<double>("Default", n, {});
+    for (int between = 0; between < 4; ++between) trace_pair<double>("Default", n, {}, between);
     kolesky::PotrfOptions bl;
     bl.algo = Algo::Blocked;
     bl.block_size = 512;
@@ -501,6 +598,7 @@ void trace_all(const std::vector<int>& sizes) {
       trace_one<double>("Dataflow (one launch)", n, fl);
     }
     trace_one<float>("Default", n, {});
+    for (int between = 0; between < 4; ++between) trace_pair<float>("Default", n, {}, between);
   }
 }
 #endif

@@ -143,6 +143,7 @@ class StepTrace {
         if (r[t].t_done != 0 && (r[t].kind & 3) == kind && r[t].i == i && r[t].j == j) return &r[t];
       return nullptr;
     };
+    if (!chain.empty()) std::fprintf(out, "#   the chain on SM %d\n", chain.front()->sm);
     std::fprintf(out, "#   col   start_us  step_us  wait_us  solve_us  syrk_us  factor_us  factor_cyc"
                  "   GHz | tile(j,j-2) ready/done  partial(j,j-1) done  partial(j,j) done | solve/store cyc"
                  " | factor: panel load/pivots/stores, team update cyc | invert_blocks cyc | syrk cyc\n");
