@@ -533,18 +533,41 @@ void inv_profile_one(const int n, const int nrhs) {
 // queued and fenced, a 4-byte device-to-host read (as of info), and the two in a row.
 struct EmptyTeams {
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, 1>>;
-  KOKKOS_INLINE_FUNCTION void operator()(const Policy::member_type&) const {}
+  int* word = nullptr;  // written 0 by team 0 when set (a pinned host word)
+  KOKKOS_INLINE_FUNCTION void operator()(const Policy::member_type& m) const {
+    if (word != nullptr && m.league_rank() == 0 && m.team_rank() == 0) *(volatile int*)word = 0;
+  }
 };
 void launch_floor() {
   const int teams = Exec().cuda_device_prop().multiProcessorCount;
   Kokkos::View<int*, Exec::memory_space> d("kolesky::floor_info", 1);
   auto h = Kokkos::create_mirror_view(d);
-  const auto launch = [&] {
+  Kokkos::View<int*, Kokkos::CudaHostPinnedSpace> pinned("kolesky::floor_pinned", 1);
+  const auto launch = [&](int* word = nullptr) {
     EmptyTeams::Policy policy(Exec(), teams, 256);
     policy.set_scratch_size(
         0, Kokkos::PerTeam(kolesky::impl::FlowPotrf<double>::kScratchElems * sizeof(double) + 64));
-    Kokkos::parallel_for("kolesky::empty_teams", policy, EmptyTeams{});
+    Kokkos::parallel_for("kolesky::empty_teams", policy, EmptyTeams{word});
   };
+  const cudaStream_t st = Exec().cuda_stream();
+  // As a call does it (memset of the device word, the kernel, the word copied to pinned
+  // memory, a fence), and with the kernel writing the pinned word itself (no memset, no copy).
+  std::vector<double> as_call, mapped;
+  for (int rep = 0; rep < 51; ++rep) {
+    Exec().fence();
+    Kokkos::Timer t;
+    cudaMemsetAsync(d.data(), 0, sizeof(int), st);
+    launch();
+    cudaMemcpyAsync(pinned.data(), d.data(), sizeof(int), cudaMemcpyDeviceToHost, st);
+    Exec().fence();
+    const double tc = t.seconds() + 0 * pinned(0);
+    Exec().fence();
+    t.reset();
+    launch(pinned.data());
+    Exec().fence();
+    const double tm = t.seconds() + 0 * pinned(0);
+    if (rep > 0) as_call.push_back(tc), mapped.push_back(tm);
+  }
   std::vector<double> k, r, b;
   for (int rep = 0; rep < 51; ++rep) {
     Exec().fence();
@@ -569,6 +592,9 @@ void launch_floor() {
   std::printf("# launch floor (host timer, median of 50, GPU idle before each): an empty %d-team "
               "kernel + fence %.1f us, a 4-byte read to the host %.1f us, the two %.1f us\n",
               teams, med(k), med(r), med(b));
+  std::printf("# launch floor: memset + empty kernel + copy to pinned + fence (a call's frame) "
+              "%.1f us; the kernel writing the pinned word itself + fence %.1f us\n",
+              med(as_call), med(mapped));
   std::fflush(stdout);
 }
 
