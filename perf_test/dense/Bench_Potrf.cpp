@@ -255,17 +255,28 @@ void trace_one(const std::string& label, int n, kolesky::PotrfOptions opt) {
   std::fflush(stdout);
 }
 
-// Two traced calls on two matrices, queued back to back (between = 0), with the first
-// matrix's restore queued between them (1), or with the host waiting 2 ms on an idle GPU
-// between them (2), or with 2 x 96 MB copied between them (3, more than L2 holds): the second's
-// first columns against the steady ones say what a cold start costs and what takes the first
-// call's code out of the caches.
+// What trace_pair puts between its two calls: nothing, the first matrix's restore (queued),
+// 2 ms of the host waiting on an idle GPU, or 2 x 96 MB copied (more than L2 holds).
+enum class Between { Nothing, Restore, Idle, Flush };
+constexpr Between kBetweens[] = {Between::Nothing, Between::Restore, Between::Idle, Between::Flush};
+const char* between_name(const Between w) {
+  switch (w) {
+    case Between::Nothing: return "back to back";
+    case Between::Restore: return "with a restore between";
+    case Between::Idle: return "with 2 ms idle between";
+    default: return "with 2 x 96 MB copied between";
+  }
+}
+
+// Two traced calls on two matrices with `between` between them: the second's first columns
+// against the steady ones say what a cold start costs and what takes the first call's code
+// out of the caches.
 template <class T>
-void trace_pair(const std::string& label, int n, kolesky::PotrfOptions opt, const int between) {
+void trace_pair(const std::string& label, int n, kolesky::PotrfOptions opt, const Between between) {
   const auto a0 = make_spd<T>(n);
   Matrix<T> a("A", n, n), b("B", n, n);
-  Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::CudaSpace> f0("F0", between == 3 ? 12 << 20 : 0),
-      f1("F1", f0.extent(0));
+  const std::size_t flush = between == Between::Flush ? std::size_t(12) << 20 : 0;
+  Kokkos::View<double*, Kokkos::CudaSpace> f0("F0", flush), f1("F1", flush);
   int info = 0;
   kolesky::impl::StepTrace t1(Exec().cuda_stream()), t2(Exec().cuda_stream());  // as above
   untraced_median(a, a0, opt, 3, info);
@@ -276,9 +287,9 @@ void trace_pair(const std::string& label, int n, kolesky::PotrfOptions opt, cons
   kolesky::impl::StepTrace::current() = &t1;
   info |= kolesky::potrf(Exec(), kolesky::Uplo::Lower, b, opt);
   kolesky::impl::StepTrace::current() = nullptr;
-  if (between == 1) Kokkos::deep_copy(Exec(), b, a0);
-  if (between == 3) Kokkos::deep_copy(Exec(), f1, f0);
-  if (between == 2) {
+  if (between == Between::Restore) Kokkos::deep_copy(Exec(), b, a0);
+  if (between == Between::Flush) Kokkos::deep_copy(Exec(), f1, f0);
+  if (between == Between::Idle) {
     Exec().fence();
     const auto w0 = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(2)) {
@@ -292,13 +303,8 @@ void trace_pair(const std::string& label, int n, kolesky::PotrfOptions opt, cons
   for (int k = 0; k < 2; ++k) {
     std::ostringstream title;
     title << label << " n=" << n << " " << (sizeof(T) == 8 ? "double" : "float") << ", "
-          << (k == 0 ? "first" : "second") << " of two calls "
-          << (between == 0   ? "back to back"
-              : between == 1 ? "with a restore between"
-              : between == 2 ? "with 2 ms idle between"
-                             : "with 2 x 96 MB copied between")
-          << " (both: wall " << wall
-          << " ms), info " << info;
+          << (k == 0 ? "first" : "second") << " of two calls " << between_name(between)
+          << " (both: wall " << wall << " ms), info " << info;
     (k == 0 ? t1 : t2).report(stdout, title.str(), wall);
   }
   std::fflush(stdout);
@@ -529,8 +535,10 @@ void inv_profile_one(const int n, const int nrhs) {
 #endif
 
 // What a call costs besides its kernel's work (host timer, median of 50, the GPU idle before
-// each): an empty kernel of the dataflow launch's shape (a team of 256 per SM, its scratch)
-// queued and fenced, a 4-byte device-to-host read (as of info), and the two in a row.
+// each), around an empty kernel of the dataflow launch's shape (a team of 256 per SM, its
+// scratch): the kernel and a fence; a 4-byte read to the host by deep_copy; the two in a row;
+// a call's frame (memset of the device info word, the kernel, the word copied to pinned
+// memory, a fence); the kernel writing a pinned word itself and a fence.
 struct EmptyTeams {
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, 1>>;
   int* word = nullptr;  // written 0 by team 0 when set (a pinned host word)
@@ -550,8 +558,6 @@ void launch_floor() {
     Kokkos::parallel_for("kolesky::empty_teams", policy, EmptyTeams{word});
   };
   const cudaStream_t st = Exec().cuda_stream();
-  // As a call does it (memset of the device word, the kernel, the word copied to pinned
-  // memory, a fence), and with the kernel writing the pinned word itself (no memset, no copy).
   std::vector<double> as_call, mapped;
   for (int rep = 0; rep < 51; ++rep) {
     Exec().fence();
@@ -560,12 +566,12 @@ void launch_floor() {
     launch();
     cudaMemcpyAsync(pinned.data(), d.data(), sizeof(int), cudaMemcpyDeviceToHost, st);
     Exec().fence();
-    const double tc = t.seconds() + 0 * pinned(0);
+    const double tc = t.seconds();
     Exec().fence();
     t.reset();
     launch(pinned.data());
     Exec().fence();
-    const double tm = t.seconds() + 0 * pinned(0);
+    const double tm = t.seconds();
     if (rep > 0) as_call.push_back(tc), mapped.push_back(tm);
   }
   std::vector<double> k, r, b;
@@ -585,10 +591,7 @@ void launch_floor() {
     const double tb = t.seconds();
     if (rep > 0) k.push_back(tk), r.push_back(tr), b.push_back(tb);
   }
-  const auto med = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2] * 1e6;
-  };
+  const auto med = [](const std::vector<double>& v) { return kolesky::perf::median_of(v) * 1e6; };
   std::printf("# launch floor (host timer, median of 50, GPU idle before each): an empty %d-team "
               "kernel + fence %.1f us, a 4-byte read to the host %.1f us, the two %.1f us\n",
               teams, med(k), med(r), med(b));
@@ -613,7 +616,7 @@ void trace_all(const std::vector<int>& sizes) {
     before.panel = kolesky::Panel::Recursive;
     trace_one<double>("before (Blocked, recursive panels)", n, before);
     trace_one<double>("Default", n, {});
-    for (int between = 0; between < 4; ++between) trace_pair<double>("Default", n, {}, between);
+    for (const Between w : kBetweens) trace_pair<double>("Default", n, {}, w);
     kolesky::PotrfOptions bl;
     bl.algo = Algo::Blocked;
     bl.block_size = 512;
@@ -624,7 +627,7 @@ void trace_all(const std::vector<int>& sizes) {
       trace_one<double>("Dataflow (one launch)", n, fl);
     }
     trace_one<float>("Default", n, {});
-    for (int between = 0; between < 4; ++between) trace_pair<float>("Default", n, {}, between);
+    for (const Between w : kBetweens) trace_pair<float>("Default", n, {}, w);
   }
 }
 #endif
