@@ -416,6 +416,40 @@ TYPED_TEST(PotrfFlow, Failures) {
       }
 }
 
+// Pivots below the least normal number (the GPU chain's fast 16-column panel flushes them to
+// zero, finds its check failed and factors the panel again exactly) and near the largest: rows
+// and columns of a random SPD matrix decoupled at a panel's first and second 8-column half, in
+// a later tile and at the last column. Their factor is sqrt of the pivot and zeros; the rest
+// is an ordinary factor.
+TYPED_TEST(PotrfFlow, SubnormalAndHugePivots) {
+  using T = TypeParam;
+  const int n = kHost ? 300 : 1000;
+  const double tiny = double(std::numeric_limits<T>::denorm_min()) * 1000;
+  const double huge = double(std::numeric_limits<T>::max()) / 4;
+  const std::array<int, 4> ks = {3, 12, 70, n - 1};
+  Dense a = random_spd<T>(n, 77u);
+  for (const int k : ks) {
+    for (int i = 0; i < n; ++i) a(i, k) = a(k, i) = 0;
+    a(k, k) = k == 70 ? huge : tiny;
+  }
+  ASSERT_LT(double(T(tiny)), double(std::numeric_limits<T>::min()));
+  for (const PotrfOptions& o : {flow_opts(Algo::Dataflow), flow_opts(Algo::Default)}) {
+    SCOPED_TRACE(describe(o, n, Uplo::Lower));
+    auto d = to_device<T, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, o), 0);
+    Dense f = to_host(d);
+    Dense rest = a;
+    for (const int k : ks) {
+      const double want = std::sqrt(a(k, k));
+      EXPECT_NEAR(f(k, k), want, 4 * eps<T>() * want) << "pivot " << k;
+      for (int i = k + 1; i < n; ++i) ASSERT_EQ(f(i, k), 0.0) << i << "," << k;
+      for (int j = 0; j < k; ++j) ASSERT_EQ(f(k, j), 0.0) << k << "," << j;
+      f(k, k) = rest(k, k) = 1;
+    }
+    check_factor<T>(rest, f, Uplo::Lower);
+  }
+}
+
 // Few teams (2, 3, 7, and the whole grid): every task but the first few queues behind others,
 // so a wait on a larger task number would hang here. Factors, failures in the first, a middle
 // and the last tile column (exact info), a good matrix after them; whole-matrix and panel

@@ -1448,11 +1448,20 @@ struct FlowPotrf {
       long long k0 = 0, k1 = 0, k2 = 0;  // trace: where warp 0's time goes
       if (in_panel) {
         if (trace) k0 = clock64();
+        const auto load = [&] {
 #pragma unroll
-        for (int q = 0; q < 16; ++q)
-          x[q] = (row < TS && (lane >= 16 || q <= lane)) ? s[row * LD + cp + q] : T(0);
+          for (int q = 0; q < 16; ++q)
+            x[q] = (row < TS && (lane >= 16 || q <= lane)) ? s[row * LD + cp + q] : T(0);
+        };
+        load();
         if (trace) k1 = clock64();
-        f = warp_panel(lane, x, s + cp * LD + cp, c.xb + 128 * w);  // xb is free in the factor
+        // xb is free in the factor. A pivot the fast panel cannot take (failing, denormal):
+        // the panel again from scratch (unchanged by it), each pivot tested.
+        f = warp_panel<true>(lane, x, s + cp * LD + cp, c.xb + 128 * w);
+        if (f < 0) {
+          load();
+          f = warp_panel<false>(lane, x, s + cp * LD + cp, c.xb + 128 * w);
+        }
         if (trace) k2 = clock64();
       }
       member.team_barrier();  // every warp's loads of the diagonal block before warp 0 stores it
@@ -1665,14 +1674,26 @@ struct FlowPotrf {
   // block (zero above it), lanes 16-31 rows below it. By two 8-column halves: every lane reads
   // the half's 8 x 8 diagonal block (from the tile for the first half, from the warp's buffer
   // e for the second) and factors it in its own registers, then solves its row against it:
-  // no shuffle between pivots, and the chain from one pivot to the next is an rsqrt, a
-  // multiply and a multiply-add (it was ~270 cycles per pivot with a shuffle broadcast). The
+  // no shuffle between pivots (it was ~270 cycles per pivot with a shuffle broadcast). The
   // solve applies the half's columns in the factor's order, so lanes 0-15 reproduce the
-  // register factor's entries bit for bit. Off-diagonal entries are scaled by rsqrt of the
-  // pivot, the diagonal entry is sqrt. Returns the 1-based failing column of the panel, or 0
-  // (columns before it finished).
+  // register factor's off-diagonal entries bit for bit.
+  //
+  // Fast (the default): the chain from one pivot d to the next is the hardware's seed r0 of
+  // 1 / sqrt(d) (MUFU, ~19 cycles in double, where rsqrt() takes ~66 with its range check and
+  // branch), d r0, e = 1 - d r0^2 and c - (b r0)^2 (1 + e + e^2): ~51 cycles in double. The
+  // full-precision 1 / sqrt(d) = r0 (1 + e/2 + 3e^2/8) (float: r0 (1 + e/2)) scales the column
+  // off that chain; the diagonal entry sqrt(d) is d times it. No pivot is tested on the way:
+  // the tests sat on the chain (a warp issues in order) and cost ~500 of ~2500 cycles a panel
+  // (H200, issue 15 session 46). A pivot that is not positive and finite, or below the least
+  // normal number (which the seed flushes), makes some 1 / sqrt(d) NaN or infinite, so their
+  // sum is tested once at the end: -1, and the caller runs the panel again exactly (Fast =
+  // false: rsqrt(), each pivot tested). Exact returns the 1-based failing column of the panel,
+  // or 0 (columns before it finished).
+  template <bool Fast>
   __device__ static int warp_panel(const int lane, T (&x)[16], const T* const d0, T* const e) {
-    T dp = T(1);  // this lane's pivot (lanes 0-15)
+    constexpr bool dbl = sizeof(T) == 8;
+    T dp = T(1), ep = T(0), pp = T(0);  // this lane's pivot (lanes 0-15): d (Fast: d r0), e, p
+    T rsum = T(0);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const T* const blk = h == 0 ? d0 : e + 64;
@@ -1685,17 +1706,42 @@ struct FlowPotrf {
       T r[8];
       int fail = 0;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {  // the failure test is off the chain: checked after
+      for (int k = 0; k < 8; ++k) {
         const T d = a[k][k];
-        if (fail == 0 && !usable_pivot(d)) fail = k + 1;
-        if (lane == 8 * h + k) dp = d;
-        r[k] = rsqrt(d);
+        T next = T(0);  // Fast: the next pivot
+        if (Fast) {
+          const T r0 = rsqrt_seed(d);
+          const T dr = d * r0;
+          const T ek = fma(-dr, r0, T(1));
+          const T pk = dbl ? fma(ek, T(0.375), T(0.5)) : T(0.5);
+          r[k] = fma(r0 * ek, pk, r0);
+          rsum += r[k];
+          if (lane == 8 * h + k) {
+            dp = dr;
+            ep = ek;
+            pp = pk;
+          }
+          if (k < 7) {  // c - b^2 / d with 1 / d = r0^2 (1 + e + e^2 + ...), |e| < 2^-19
+            const T q = a[k + 1][k] * r0;
+            const T u = fma(-q, q, a[k + 1][k + 1]);
+            next = fma(-(q * q), dbl ? fma(ek, ek, ek) : ek, u);
+          }
+        } else {  // the failure test is off the chain: checked after
+          if (fail == 0 && !usable_pivot(d)) fail = k + 1;
+          if (lane == 8 * h + k) dp = d;
+          r[k] = rsqrt(d);
+        }
 #pragma unroll
         for (int i = k + 1; i < 8; ++i) a[i][k] *= r[k];
 #pragma unroll
         for (int i = k + 1; i < 8; ++i)
 #pragma unroll
-          for (int j = k + 1; j <= i; ++j) a[i][j] -= a[i][k] * a[j][k];
+          for (int j = k + 1; j <= i; ++j) {
+            if (Fast && i == k + 1 && j == k + 1)
+              a[i][j] = next;
+            else
+              a[i][j] -= a[i][k] * a[j][k];
+          }
       }
 #pragma unroll
       for (int k = 0; k < 8; ++k) {  // columns before a failure come out right regardless
@@ -1705,10 +1751,11 @@ struct FlowPotrf {
       }
       // A failure is uniform over the warp (same operands, same instructions).
       if (fail || h == 1) {
-        const T dg = sqrt(dp);
+        const T dg = Fast ? fma(dp * ep, pp, dp) : sqrt(dp);  // Fast: d r0 (1 + e p)
 #pragma unroll
         for (int q = 0; q < 16; ++q)
           if (lane == q) x[q] = dg;
+        if (Fast) return fabs(rsum) <= FloatLimits<T>::max ? 0 : -1;
         return fail ? 8 * h + fail : 0;
       }
       // Rows 8-15's first half to every lane, which then updates its second half with it;
@@ -1728,6 +1775,18 @@ struct FlowPotrf {
       __syncwarp();
     }
     return 0;
+  }
+  // The hardware's approximation of 1 / sqrt(d) (|1 - d r0^2| < 2^-19 in double, 2^-21.9 in
+  // float, measured on the H200), denormals flushed to zero: no range check, no branch.
+  __device__ static double rsqrt_seed(const double d) {
+    double r;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+    return r;
+  }
+  __device__ static float rsqrt_seed(const float d) {
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+    return r;
   }
 #endif
 };
