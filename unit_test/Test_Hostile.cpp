@@ -171,23 +171,30 @@ TEST(HostileMixed, PosvMixedNanInfInAOrB) {
       Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> x("x", n, 2);
       EXPECT_GT(posv_mixed(ExecSpace(), Uplo::Lower, da, db, x).info, 0);
     }
-  // A NaN in B: no convergence for that column, so the double fallback; the other column right.
+  // A NaN in B: no convergence for that column, so the double fallback (or the double path
+  // at once); the other column right.
   const Dense a = random_spd<double>(n, 6u);
   Dense bb = b;
   bb(0, 0) = kNan;
-  auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Upper, kOther);
-  auto db = to_device<double, Kokkos::LayoutLeft>(bb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> x("x", n, 2);
-  const auto r = posv_mixed(ExecSpace(), Uplo::Upper, da, db, x);
-  ASSERT_EQ(r.info, 0);
-  const Dense xh = to_host(x);
-  bool bad = false;
-  for (int i = 0; i < n; ++i) bad |= !std::isfinite(xh(i, 0));
-  EXPECT_TRUE(bad);
-  Dense x1(n, 1), b1(n, 1);
-  for (int i = 0; i < n; ++i) x1(i, 0) = xh(i, 1), b1(i, 0) = b(i, 1);
-  ASSERT_TRUE(all_finite(x1));
-  EXPECT_LT(solve_ratio<double>(a, x1, b1), 30.0);
+  for (const MixedFactor f : {MixedFactor::Float, MixedFactor::Double}) {
+    SCOPED_TRACE(f == MixedFactor::Float ? "Float" : "Double");
+    auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Upper, kOther);
+    auto db = to_device<double, Kokkos::LayoutLeft>(bb);
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> x("x", n, 2);
+    PosvMixedOptions o;
+    o.factor = f;
+    const auto r = posv_mixed(ExecSpace(), Uplo::Upper, da, db, x, o);
+    ASSERT_EQ(r.info, 0);
+    EXPECT_TRUE(r.fell_back());
+    const Dense xh = to_host(x);
+    bool bad = false;
+    for (int i = 0; i < n; ++i) bad |= !std::isfinite(xh(i, 0));
+    EXPECT_TRUE(bad);
+    Dense x1(n, 1), b1(n, 1);
+    for (int i = 0; i < n; ++i) x1(i, 0) = xh(i, 1), b1(i, 0) = b(i, 1);
+    ASSERT_TRUE(all_finite(x1));
+    EXPECT_LT(solve_ratio<double>(a, x1, b1), 30.0);
+  }
 }
 
 //--- hostile values: LU -------------------------------------------------------------------

@@ -530,24 +530,81 @@ void expect_triangle_kept(const Dense& a, const Dense& after, const Uplo uplo) {
       }
 }
 
+const char* factor_name(const MixedFactor f) {
+  return f == MixedFactor::Float ? "Float" : f == MixedFactor::Double ? "Double" : "Auto";
+}
+
+// After posv_mixed took the double path (iterations < 0): X solves A X = B and A's triangle
+// holds the double factor.
+void expect_double_path(const Dense& a, const Dense& after, const Dense& x, const Dense& b,
+                        const Uplo uplo) {
+  EXPECT_LT(potrf_ratio<double>(a, factor_of(after, uplo)), 30.0);
+  EXPECT_LT(solve_ratio<double>(a, x, b), 30.0);
+}
+
 // Mixed precision: double accuracy from a float factor when A is well conditioned; a fall
 // back to double when it is not (refinement diverges or the float factorization fails).
+// MixedFactor::Double (and Auto on a GPU where float cannot factor faster) takes the double
+// path at once: iterations = -1, A holds its factor.
 TEST(PosvMixed, WellConditionedReachesDoubleAccuracy) {
-  for (const int n : {1, 5, 64, 300})
-    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-      SCOPED_TRACE("n=" + std::to_string(n));
-      const Dense a = spd_with_condition(n, 100.0, 3u + n);
-      const Dense b = random_matrix(n, 3, 4u);
-      auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
-      auto db = to_device<double, Kokkos::LayoutLeft>(b);
-      Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 3);
-      const auto r = posv_mixed(ExecSpace(), uplo, da, db, dx);
-      EXPECT_EQ(r.info, 0);
-      EXPECT_GE(r.iterations, 0);
-      EXPECT_LE(r.iterations, 5);
-      EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
-      expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
-    }
+  for (const MixedFactor f : {MixedFactor::Float, MixedFactor::Auto, MixedFactor::Double})
+    for (const int n : {1, 5, 64, 300})
+      for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE(std::string(factor_name(f)) + " n=" + std::to_string(n));
+        const Dense a = spd_with_condition(n, 100.0, 3u + n);
+        const Dense b = random_matrix(n, 3, 4u);
+        auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+        auto db = to_device<double, Kokkos::LayoutLeft>(b);
+        Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 3);
+        PosvMixedOptions o;
+        o.factor = f;
+        const auto r = posv_mixed(ExecSpace(), uplo, da, db, dx, o);
+        EXPECT_EQ(r.info, 0);
+        const bool refines = f == MixedFactor::Float ||
+                             (f == MixedFactor::Auto && impl::float_factor_pays(ExecSpace()));
+        if (refines) {
+          EXPECT_GE(r.iterations, 0);
+          EXPECT_LE(r.iterations, 5);
+          EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
+          expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
+        } else {
+          EXPECT_EQ(r.iterations, -1);
+          EXPECT_TRUE(r.fell_back());
+          expect_double_path(a, to_host(da), to_host(dx), b, uplo);
+        }
+      }
+}
+
+// The device's compute capability (10 major + minor), or -1 off CUDA.
+template <class E>
+int compute_capability(const E&) {
+  return -1;
+}
+#ifdef KOKKOS_ENABLE_CUDA
+inline int compute_capability(const Kokkos::Cuda& e) {
+  return 10 * e.cuda_device_prop().major + e.cuda_device_prop().minor;
+}
+#endif
+
+// Which devices refine by default: every host space, and on CUDA all but compute capability
+// 8.0 / 9.x; TF32 (fast_factor) refines wherever Auto is left; Float / Double are obeyed.
+TEST(PosvMixed, AutoChoosesByDevice) {
+  PosvMixedOptions o;
+  const int cc = compute_capability(ExecSpace());
+  EXPECT_EQ(impl::float_factor_pays(ExecSpace()), !(cc == 80 || (cc >= 90 && cc < 100))) << cc;
+  EXPECT_EQ(impl::mixed_refines(ExecSpace(), o), impl::float_factor_pays(ExecSpace()));
+  o.fast_factor = true;
+  EXPECT_TRUE(impl::mixed_refines(ExecSpace(), o));
+  o.factor = MixedFactor::Double;
+  EXPECT_FALSE(impl::mixed_refines(ExecSpace(), o));
+  o.fast_factor = false;
+  o.factor = MixedFactor::Float;
+  EXPECT_TRUE(impl::mixed_refines(ExecSpace(), o));
+  PosvMixedPlan<ExecSpace> plan(ExecSpace(), 8, 1, Uplo::Lower, o);
+  EXPECT_TRUE(plan.refines());
+  o.factor = MixedFactor::Double;
+  PosvMixedPlan<ExecSpace> dplan(ExecSpace(), 8, 1, Uplo::Lower, o);
+  EXPECT_FALSE(dplan.refines());
 }
 
 // The TF32 float factor (CUDA; elsewhere the flag changes nothing): more refinement steps,
@@ -689,37 +746,47 @@ TEST(PosvMixed, ResidualFromLowerTriangle) {
 // the next call unaffected), both triangles; each call as accurate as posv_mixed without a
 // plan and with as many refinement steps.
 TEST(PosvMixed, PlanReusedAcrossMatrices) {
-  for (const Uplo uplo : {Uplo::Lower, Uplo::Upper})
-    for (const int n : {1, 65, 200}) {
-      SCOPED_TRACE("n=" + std::to_string(n) + (uplo == Uplo::Lower ? " lower" : " upper"));
-      PosvMixedPlan<ExecSpace> plan(ExecSpace(), n, 3, uplo);
-      EXPECT_EQ(plan.order(), n);
-      EXPECT_EQ(plan.max_rhs(), 3);
-      for (int call = 0; call < 3; ++call) {
-        SCOPED_TRACE("call " + std::to_string(call));
-        const int nrhs = call == 0 ? 3 : 2;
-        Dense a = spd_with_condition(n, 100.0, 30u + n + call);
-        const bool bad = call == 1;
-        if (bad) a(n / 2, n / 2) = -1;
-        const Dense b = random_matrix(n, nrhs, 40u + call);
-        auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
-        auto db = to_device<double, Kokkos::LayoutLeft>(b);
-        Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, nrhs), dx2("x2", n, nrhs);
-        const auto r = plan.posv(da, db, dx);
-        if (bad) {
-          EXPECT_EQ(r.info, n / 2 + 1);
-          EXPECT_TRUE(r.fell_back());
-          continue;
+  for (const MixedFactor f : {MixedFactor::Float, MixedFactor::Double})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper})
+      for (const int n : {1, 65, 200}) {
+        SCOPED_TRACE(std::string(factor_name(f)) + " n=" + std::to_string(n) +
+                     (uplo == Uplo::Lower ? " lower" : " upper"));
+        PosvMixedOptions o;
+        o.factor = f;
+        PosvMixedPlan<ExecSpace> plan(ExecSpace(), n, 3, uplo, o);
+        EXPECT_EQ(plan.order(), n);
+        EXPECT_EQ(plan.max_rhs(), 3);
+        EXPECT_EQ(plan.refines(), f == MixedFactor::Float);
+        for (int call = 0; call < 3; ++call) {
+          SCOPED_TRACE("call " + std::to_string(call));
+          const int nrhs = call == 0 ? 3 : 2;
+          Dense a = spd_with_condition(n, 100.0, 30u + n + call);
+          const bool bad = call == 1;
+          if (bad) a(n / 2, n / 2) = -1;
+          const Dense b = random_matrix(n, nrhs, 40u + call);
+          auto da = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+          auto db = to_device<double, Kokkos::LayoutLeft>(b);
+          Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, nrhs), dx2("x2", n, nrhs);
+          const auto r = plan.posv(da, db, dx);
+          if (bad) {
+            EXPECT_EQ(r.info, n / 2 + 1);
+            EXPECT_TRUE(r.fell_back());
+            continue;
+          }
+          EXPECT_EQ(r.info, 0);
+          if (f == MixedFactor::Double) {
+            EXPECT_EQ(r.iterations, -1);
+            expect_double_path(a, to_host(da), to_host(dx), b, uplo);
+            continue;
+          }
+          auto da2 = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
+          const auto r2 = posv_mixed(ExecSpace(), uplo, da2, db, dx2, o);
+          EXPECT_GE(r.iterations, 0);
+          EXPECT_EQ(r.iterations, r2.iterations);
+          EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
+          expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
         }
-        auto da2 = to_device<double, Kokkos::LayoutLeft>(a, uplo, kOther);
-        const auto r2 = posv_mixed(ExecSpace(), uplo, da2, db, dx2);
-        EXPECT_EQ(r.info, 0);
-        EXPECT_GE(r.iterations, 0);
-        EXPECT_EQ(r.iterations, r2.iterations);
-        EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
-        expect_triangle_kept(a, to_host(da), uplo);  // A is left as it was
       }
-    }
 }
 
 // The TF32 factor through the plan (on CUDA its PotrfPlan records and replays a graph from the
@@ -753,9 +820,11 @@ TEST(PosvMixed, IllConditionedFallsBack) {
   auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
   auto db = to_device<double, Kokkos::LayoutLeft>(b);
   Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> dx("x", n, 2);
-  const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, db, dx);
+  PosvMixedOptions o;
+  o.factor = MixedFactor::Float;  // the refinement, on every device
+  const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, db, dx, o);
   EXPECT_EQ(r.info, 0);
-  EXPECT_TRUE(r.fell_back()) << r.iterations;
+  EXPECT_EQ(r.iterations, -(o.max_iterations + 1));
   EXPECT_LT(solve_ratio<double>(a, to_host(dx), b), 30.0);
 }
 
@@ -763,12 +832,17 @@ TEST(PosvMixed, NotPositiveDefiniteGivesInfo) {
   Dense a = random_spd<double>(40, 5u);
   a(17, 17) = -3;
   const Dense b = random_matrix(40, 1, 6u);
-  auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
   auto db = to_device<double, Kokkos::LayoutLeft>(b);
   Kokkos::View<double*, MemSpace> dx("x", 40);
-  const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, Kokkos::subview(db, Kokkos::ALL, 0), dx);
-  EXPECT_EQ(r.info, 18);
-  EXPECT_TRUE(r.fell_back());
+  for (const MixedFactor f : {MixedFactor::Float, MixedFactor::Auto, MixedFactor::Double}) {
+    SCOPED_TRACE(factor_name(f));
+    auto da = to_device<double, Kokkos::LayoutLeft>(a, Uplo::Lower, kOther);
+    PosvMixedOptions o;
+    o.factor = f;
+    const auto r = posv_mixed(ExecSpace(), Uplo::Lower, da, Kokkos::subview(db, Kokkos::ALL, 0), dx, o);
+    EXPECT_EQ(r.info, 18);
+    EXPECT_TRUE(r.fell_back());
+  }
 }
 
 }  // namespace test

@@ -913,8 +913,10 @@ void solve_bench(benchmark::State& state, Solver who, bool with_factor) {
 // posv_mixed (float factor, double refinement) on the same problems as the double posv.
 // With `plan`, a PosvMixedPlan made once (untimed, with two untimed calls: the direct one and,
 // on CUDA, the float factor's recording).
+// `factor`: PosvMixedOptions::factor (Auto is what a user gets; Float forces the refinement
+// where Auto would take the double path).
 void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::PotrfOptions opt,
-                      const bool plan) {
+                      const bool plan, const kolesky::MixedFactor factor = kolesky::MixedFactor::Auto) {
   const int n = int(state.range(0)), nrhs = int(state.range(1));
   SolveProblem<double> p(n, nrhs);
   Matrix<double> x("X", n, nrhs);
@@ -922,6 +924,7 @@ void posv_mixed_bench(benchmark::State& state, const bool fast, const kolesky::P
   kolesky::PosvMixedOptions o;
   o.fast_factor = fast;
   o.potrf = opt;
+  o.factor = factor;
   std::unique_ptr<kolesky::PosvMixedPlan<Exec>> pl;
   if (plan) pl.reset(new kolesky::PosvMixedPlan<Exec>(Exec(), n, nrhs, kolesky::Uplo::Lower, o));
   const auto call = [&] {
@@ -1007,6 +1010,14 @@ void register_solves(const std::string& tname, const std::vector<int>& sizes,
             for (int r : nrhs) b->Args({n, r});
           b->UseManualTime()->Unit(benchmark::kMillisecond);
         }
+      if (nb == 0) {  // the float factor's refinement even where Auto takes the double path
+        auto* b = benchmark::RegisterBenchmark("kolesky_posv_mixed_float<double>", [opt](benchmark::State& st) {
+          posv_mixed_bench(st, false, opt, false, kolesky::MixedFactor::Float);
+        });
+        for (int n : sizes)
+          for (int r : nrhs) b->Args({n, r});
+        b->UseManualTime()->Unit(benchmark::kMillisecond);
+      }
       auto* b = benchmark::RegisterBenchmark(("kolesky_potrf_tf32" + tag + "<float>").c_str(),
                                              [opt](benchmark::State& st) { kolesky_potrf_tf32(st, opt); });
       for (int n : sizes) b->Arg(n);

@@ -5,17 +5,22 @@
 //   auto r = kolesky::posv_mixed(exec, kolesky::Uplo::Lower, A, B, X);
 //   // r.info: 0, or the failing minor of the double factorization (A not SPD)
 //   // r.iterations >= 0: refinement steps used, A unchanged;
-//   //              <  0: fell back, A holds the double factor (as LAPACK's ITER < 0)
+//   //              = -1: the double path taken at once (MixedFactor below), A holds the factor
+//   //              <  -1: fell back, A holds the double factor (as LAPACK's ITER < 0)
 //
 // A: n x n double View; B, X: rank 1 or 2 double Views of the same shape (B is not changed).
 // Convergence test (LAPACK's): for every column, ||r||_inf <= ||x||_inf ||A||_inf eps sqrt(n).
-// Worth it where float factors faster than double: the CPU (2x). On the H100 SGEMM and
-// tensor-core DGEMM run at the same rate, so a float factor saves memory there, not time;
-// PosvMixedOptions::fast_factor (CUDA) multiplies on the TF32 tensor cores instead (10-bit
-// mantissas): cuBLAS's GEMMs, the SYRKs as GEMMs over whole diagonal blocks (the float copy's
-// upper triangle is scratch) and the dataflow kernel's tile updates. The refinement then
-// converges for well-conditioned A (cond(A) well below 1e3); otherwise the call falls back to
-// double as usual.
+// Worth it where float factors faster than double: the CPU (2x). On GPUs whose FP64 tensor
+// cores run DGEMM at the FP32 rate (compute capability 8.0 and 9.x: A100, H100, H200) a float
+// factor cannot save time, and the refinement only adds to it, so there MixedFactor::Auto (the
+// default) takes the double path at once: A factored in place, iterations = -1 (LAPACK's
+// dsposv does the same "for machine-specific reasons"). MixedFactor::Float forces the
+// refinement (A left unchanged when it converges). PosvMixedOptions::fast_factor (CUDA)
+// multiplies on the TF32 tensor cores instead (10-bit mantissas), and then Auto refines:
+// cuBLAS's GEMMs, the SYRKs as GEMMs over whole diagonal blocks (the float copy's upper
+// triangle is scratch) and the dataflow kernel's tile updates. The refinement then converges
+// for well-conditioned A (cond(A) well below 1e3); otherwise the call falls back to double as
+// usual.
 #pragma once
 #include <Kokkos_Core.hpp>
 
@@ -39,13 +44,40 @@ struct PosvMixedResult {
   bool fell_back() const { return iterations < 0; }
 };
 
+// Where posv_mixed starts. Auto: Float, except on a GPU where the float factor cannot be the
+// faster (compute capability 8.0 and 9.x, unless fast_factor asks for TF32): Double there.
+enum class MixedFactor { Auto, Float, Double };
+
 struct PosvMixedOptions {
   int max_iterations = 30;  // LAPACK's ITERMAX
   PotrfOptions potrf;       // for both factorizations
   bool fast_factor = false;  // CUDA: TF32 tensor cores in the float factor's GEMM/SYRK calls
+  MixedFactor factor = MixedFactor::Auto;
 };
 
 namespace impl {
+
+// Whether a float factor can be faster than a double one on exec's device. Not on compute
+// capability 8.0 / 9.x: DGEMM on the FP64 tensor cores runs at the FP32 rate, and Kolesky's
+// float factor runs its tile products on those tensor cores too (H200: float potrf 1.43 ms
+// at n = 4096 against double's 1.61; posv_mixed 2.51 against posv's 1.80).
+template <class Exec>
+bool float_factor_pays(const Exec&) {
+  return true;
+}
+#ifdef KOKKOS_ENABLE_CUDA
+inline bool float_factor_pays(const Kokkos::Cuda& exec) {
+  const int major = exec.cuda_device_prop().major, minor = exec.cuda_device_prop().minor;
+  return !((major == 8 && minor == 0) || major == 9);
+}
+#endif
+
+// Whether posv_mixed refines from a float factor (else: the double path at once).
+template <class Exec>
+bool mixed_refines(const Exec& exec, const PosvMixedOptions& opt) {
+  if (opt.factor != MixedFactor::Auto) return opt.factor == MixedFactor::Float;
+  return opt.fast_factor || float_factor_pays(exec);
+}
 
 KOKKOS_INLINE_FUNCTION double dabs(const double v) { return v < 0 ? -v : v; }
 // NaN-propagating max, so that a NaN residual never counts as converged.
@@ -299,7 +331,36 @@ void check_mixed(const char* what, const AView& a, const BView& b, const XView& 
     throw_invalid(what, "B has ", nrhs_of(b), " columns but X has ", nrhs_of(x));
 }
 
-// The call on its workspace; the float factor through `plan` when given (a PosvMixedPlan's).
+// The double path: A factored in place (through `dplan` when given), X = A^{-1} B.
+template <class ExecSpace, class AView, class BView, class XView>
+PosvMixedResult posv_double(const ExecSpace& exec, const Uplo uplo, const AView& a,
+                            const BView& b, const XView& x, const PosvMixedOptions& opt,
+                            const int iterations, PotrfPlan<ExecSpace, double>* const dplan) {
+  PosvMixedResult res;
+  res.iterations = iterations;
+  const int n = int(a.extent(0)), nrhs = nrhs_of(b);
+  const auto bs = rhs_of(b);
+  const Strided<const double> bc{bs.p, bs.rs, bs.cs};
+  const auto xs = rhs_of(x);
+  if (dplan != nullptr) {
+    res.info = dplan->potrf(a);
+    if (res.info == 0) {
+      map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
+      dplan->potrs(a, x);
+    }
+  } else {  // as kolesky::posv
+    res.info = kolesky::potrf(exec, uplo, a, opt.potrf);
+    if (res.info == 0) {
+      map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
+      kolesky::potrs(exec, uplo, a, x, opt.potrf.blas);
+    }
+  }
+  exec.fence();
+  return res;
+}
+
+// The refinement on its workspace; the float factor through `plan` when given (a
+// PosvMixedPlan's).
 template <class ExecSpace, class AView, class BView, class XView>
 PosvMixedResult posv_mixed_run(const ExecSpace& exec, const Uplo uplo, const AView& a,
                                const BView& b, const XView& x, const PosvMixedOptions& opt,
@@ -352,14 +413,8 @@ PosvMixedResult posv_mixed_run(const ExecSpace& exec, const Uplo uplo, const AVi
     }
   }
   // Fall back: the double factorization in place, X from it.
-  res.iterations = -(opt.max_iterations + 1);
-  res.info = potrf_strided(exec, n, l, opt.potrf);
-  if (res.info == 0) {
-    map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
-    potrs_strided(exec, n, nrhs, lc, xs, opt.potrf.blas);
-  }
-  exec.fence();
-  return res;
+  return posv_double(exec, uplo, a, b, x, opt, -(opt.max_iterations + 1),
+                     static_cast<PotrfPlan<ExecSpace, double>*>(nullptr));
 }
 
 }  // namespace impl
@@ -371,6 +426,8 @@ PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& 
   impl::check_mixed<ExecSpace>("posv_mixed", a, b, x);
   const int n = int(a.extent(0)), nrhs = impl::nrhs_of(b);
   if (n == 0 || nrhs == 0) return {};
+  if (!impl::mixed_refines(exec, opt)) return impl::posv_double(exec, uplo, a, b, x, opt, -1,
+      static_cast<PotrfPlan<ExecSpace, double>*>(nullptr));
   const impl::MixedWork<typename ExecSpace::memory_space> work(n, nrhs);
   return impl::posv_mixed_run<ExecSpace>(exec, uplo, a, b, x, opt, work, nullptr);
 }
@@ -390,25 +447,34 @@ PosvMixedResult posv_mixed(const Uplo uplo, const AView& a, const BView& b, cons
 //   for (...) auto r = plan.posv(A, B, X);  // as posv_mixed(exec, uplo, A, B, X, opt)
 //
 // B and X may have fewer columns than the plan was made for. Memory: n x n floats plus
-// n x nrhs floats and doubles, held until the plan is destroyed.
+// n x nrhs floats and doubles, held until the plan is destroyed; where the double path is
+// taken up front (refines() false) none of that, and the factor is a PotrfPlan<Exec, double>'s.
 template <class ExecSpace>
 class PosvMixedPlan {
  public:
   PosvMixedPlan(const ExecSpace& exec, const int n, const int nrhs, const Uplo uplo,
                 const PosvMixedOptions& opt = {})
       : exec_(exec), n_(n), nrhs_(nrhs), uplo_(uplo), opt_(opt),
-        work_(n > 0 ? n : 0, nrhs > 0 ? nrhs : 0) {
+        refines_(impl::mixed_refines(exec, opt)),
+        work_(n > 0 && refines_ ? n : 0, nrhs > 0 && refines_ ? nrhs : 0) {
     if (n < 0) impl::throw_invalid("PosvMixedPlan", "the order must be >= 0, got ", n);
     if (nrhs < 0)
       impl::throw_invalid("PosvMixedPlan", "the right-hand sides must be >= 0, got ", nrhs);
-    const impl::FastFloatScope fast(opt.fast_factor);
-    factor_.reset(new PotrfPlan<ExecSpace, float>(exec, n, Uplo::Lower, opt.potrf));
+    if (refines_) {
+      const impl::FastFloatScope fast(opt.fast_factor);
+      factor_.reset(new PotrfPlan<ExecSpace, float>(exec, n, Uplo::Lower, opt.potrf));
+    } else {
+      dfactor_.reset(new PotrfPlan<ExecSpace, double>(exec, n, uplo, opt.potrf));
+    }
   }
 
   int order() const { return n_; }
   int max_rhs() const { return nrhs_; }
   Uplo uplo() const { return uplo_; }
   const ExecSpace& space() const { return exec_; }
+  // Whether posv refines from a float factor here (else every call takes the double path at
+  // once and returns iterations = -1; PosvMixedOptions::factor).
+  bool refines() const { return refines_; }
 
   template <class AView, class BView, class XView>
   PosvMixedResult posv(const AView& a, const BView& b, const XView& x) {
@@ -422,6 +488,7 @@ class PosvMixedPlan {
       impl::throw_invalid("PosvMixedPlan::posv", "the plan is for ", nrhs_,
                           " right-hand sides at most but B has ", nrhs);
     if (n_ == 0 || nrhs == 0) return {};
+    if (!refines_) return impl::posv_double(exec_, uplo_, a, b, x, opt_, -1, dfactor_.get());
     return impl::posv_mixed_run(exec_, uplo_, a, b, x, opt_, work_, factor_.get());
   }
 
@@ -430,8 +497,10 @@ class PosvMixedPlan {
   int n_, nrhs_;
   Uplo uplo_;
   PosvMixedOptions opt_;
+  bool refines_;
   impl::MixedWork<typename ExecSpace::memory_space> work_;
   std::unique_ptr<PotrfPlan<ExecSpace, float>> factor_;
+  std::unique_ptr<PotrfPlan<ExecSpace, double>> dfactor_;
 };
 
 }  // namespace kolesky
