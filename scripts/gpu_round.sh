@@ -121,18 +121,23 @@ run)
   exit $status
   ;;
 sweep)
-  # The report's H100 data: the GPU grids of scripts/sweep.py (every result checked), into
-  # docs/data/report/h100 here and $OUT there (copy it back, then run scripts/report.py).
+  # The report's GPU data: the GPU grids of scripts/sweep.py (every result checked), into
+  # docs/data/report/$KOLESKY_REPORT (h200: the device's GPU now; h100 holds the older H100
+  # sweep) here and $OUT there (copy it back, then run scripts/report.py). The whole grid takes
+  # longer than one device call: split it with KOLESKY_SWEEP_ARGS, one part a call, carrying
+  # the earlier parts' JSON back in, e.g. "--only dense --filter=-posv", then
+  # "--only dense --filter=posv --merge", "--only lu", "--only batched".
   out=${OUT:-$stage/out}; mkdir -p "$out"
   export LD_LIBRARY_PATH=$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  report=${KOLESKY_REPORT:-h200}
   mm=(); [ -d "$stage/mm" ] && mm=(--mm .gpu/mm)
   rc=0
-  python3 scripts/sweep.py --gpu --bin .gpu "${mm[@]}" --report h100 ${KOLESKY_SWEEP_ARGS:-} || rc=$?
+  python3 scripts/sweep.py --gpu --bin .gpu "${mm[@]}" --report "$report" ${KOLESKY_SWEEP_ARGS:-} || rc=$?
   # Example 03 at a normal-matrix order of 4865, checked against GLPK: the report's LP section.
   if [ -x "$stage/03_interior_point_lp" ]; then
-    "$stage/03_interior_point_lp" --nx 16 --ny 16 --nz 5 --check-glpk >docs/data/report/h100/lp.log 2>&1 || rc=1
+    "$stage/03_interior_point_lp" --nx 16 --ny 16 --nz 5 --check-glpk >"docs/data/report/$report/lp.log" 2>&1 || rc=1
   fi
-  mkdir -p "$out/h100" && cp -r docs/data/report/h100/. "$out/h100/"
+  mkdir -p "$out/$report" && cp -r "docs/data/report/$report/." "$out/$report/"
   exit $rc
   ;;
 *)

@@ -3,6 +3,7 @@
 
     scripts/sweep.py [--build DIR | --bin DIR] [--out DIR] [--quick] [--gpu]
                      [--only dense,lu,batched,threads] [--mm DIR] [--report NAME]
+                     [--filter REGEX] [--merge]
 
 Runs kolesky_perf_dense, kolesky_perf_lu and kolesky_perf_batched from DIR/perf_test (each
 runs Kolesky and its baselines in one process and checks every result after timing), writes
@@ -21,6 +22,14 @@ data there: the one command behind the report, per backend:
 
     python3 scripts/sweep.py --report openmp                               # 2-core host
     python3 scripts/sweep.py --gpu --bin .gpu --mm .gpu/mm --report h100   # H100 (device round)
+
+A grid longer than one device call (the GPU dense suite takes ~11 minutes) runs in parts:
+--filter REGEX passes Google Benchmark's filter (a leading '-' excludes), and --merge keeps the
+suite's JSON already in OUT, replacing the benchmarks the new run measured and adding the rest
+(its context lists each merged part), e.g. two calls:
+
+    python3 scripts/sweep.py --gpu --bin .gpu --only dense --report h200 --filter=-posv
+    python3 scripts/sweep.py --gpu --bin .gpu --only dense --report h200 --filter=posv --merge
 """
 import argparse
 import csv
@@ -51,7 +60,20 @@ BINARY = {"dense": "kolesky_perf_dense", "lu": "kolesky_perf_lu", "batched": "ko
           "threads": "kolesky_perf_dense"}
 
 
-def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None):
+def merge_into(old_path, data, note):
+    """The benchmarks of `data` replace those of the same name in the JSON at old_path; the
+    others there are kept, in their order, the new ones added after them."""
+    old = json.load(open(old_path))
+    fresh = {b["name"] for b in data.get("benchmarks", [])}
+    old["benchmarks"] = [b for b in old.get("benchmarks", []) if b["name"] not in fresh] + \
+        data.get("benchmarks", [])
+    ctx = old.setdefault("context", {})
+    ctx.setdefault("kolesky_merged", []).append(note)
+    return old
+
+
+def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None, filt=None,
+              merge=False):
     exe = os.path.join(bindir, BINARY[suite])
     if not os.path.exists(exe):
         print(f"sweep: {exe} is missing (build the perf tests first)", file=sys.stderr)
@@ -63,9 +85,13 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
         args = (GPU if gpu else HOST)[suite] + [f"--benchmark_min_time={0.1 if suite == 'batched' else 0.2}"]
     if suite == "lu" and mm:
         args.append(f"--mm={mm}")
+    if filt:
+        args = args + [f"--benchmark_filter={filt}"]
     label = label or suite
     js = os.path.join(out, f"{label}.json")
-    cmd = [exe] + args + [f"--benchmark_out={js}", "--benchmark_out_format=json"]
+    merging = merge and os.path.exists(js)
+    dest = js + ".part" if merging else js
+    cmd = [exe] + args + [f"--benchmark_out={dest}", "--benchmark_out_format=json"]
     env = dict(os.environ, OMP_PROC_BIND=os.environ.get("OMP_PROC_BIND", "false"))
     # The default environment, as a user has it (no OMP_WAIT_POLICY chosen for us): Kolesky
     # links the OpenMP build of OpenBLAS, which shares Kokkos' thread pool (issue 17). A run
@@ -78,9 +104,14 @@ def run_suite(suite, bindir, out, quick, gpu, mm=None, threads=None, label=None)
     print("sweep:", f"OMP_NUM_THREADS={threads}" if threads else "", shown, flush=True)
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
     errors = [] if r.returncode == 0 else [f"{suite}: exit status {r.returncode}"]
-    if not os.path.exists(js):
+    if not os.path.exists(dest):
         return None, errors + [f"{suite}: no JSON written"]
-    data = json.load(open(js))
+    data = json.load(open(dest))
+    if merging:
+        data = merge_into(js, data, {"date": data.get("context", {}).get("date", ""),
+                                     "filter": filt or "", "benchmarks": len(data.get("benchmarks", []))})
+        json.dump(data, open(js, "w"), indent=2)
+        os.remove(dest)
     # The JSON is committed too: the binary's path relative to the working directory.
     ctx = data.get("context", {})
     if os.path.isabs(ctx.get("executable", "")):
@@ -138,15 +169,16 @@ def write_meta(a):
         pass
     git = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    # The report names the whole sweep's command; a run split with --only merges its parts.
+    # The report names the whole sweep's command; a run split with --only / --filter merges
+    # its parts.
     args, skip = [], False
     for x in sys.argv[1:]:
-        if skip or x.startswith("--only"):
-            skip = x == "--only"
+        if skip or x.startswith(("--only", "--filter", "--merge")):
+            skip = x in ("--only", "--filter")
             continue
         args.append(x)
     path = os.path.join(a.out, "meta.json")
-    meta = json.load(open(path)) if a.only and os.path.exists(path) else {}
+    meta = json.load(open(path)) if (a.only or a.merge) and os.path.exists(path) else {}
     meta.update({"command": "python3 scripts/sweep.py " + " ".join(args), "gpu": a.gpu, "cpu": cpu})
     if git:
         meta["git"] = git
@@ -164,6 +196,9 @@ def main():
     p.add_argument("--only", help="suites (default: dense,lu,batched, plus threads on a host)")
     p.add_argument("--mm", help="Matrix Market directory for the per-matrix LU runs")
     p.add_argument("--report", metavar="NAME", help="write docs/data/report/NAME, then regenerate the report")
+    p.add_argument("--filter", help="Google Benchmark filter for every suite run (a leading '-' excludes)")
+    p.add_argument("--merge", action="store_true",
+                   help="merge into the suite JSON already in OUT instead of replacing it")
     a = p.parse_args()
     if a.report:
         a.out = os.path.join(repo, "docs", "data", "report", a.report)
@@ -183,7 +218,7 @@ def main():
                 if data:
                     rows += list(rows_of(suite, data, t))
             continue
-        data, errs = run_suite(suite, bindir, a.out, a.quick, a.gpu, mm=a.mm)
+        data, errs = run_suite(suite, bindir, a.out, a.quick, a.gpu, mm=a.mm, filt=a.filter, merge=a.merge)
         errors += errs
         if data:
             rows += list(rows_of(suite, data))
