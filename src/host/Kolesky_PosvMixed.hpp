@@ -335,25 +335,20 @@ void check_mixed(const char* what, const AView& a, const BView& b, const XView& 
 template <class ExecSpace, class AView, class BView, class XView>
 PosvMixedResult posv_double(const ExecSpace& exec, const Uplo uplo, const AView& a,
                             const BView& b, const XView& x, const PosvMixedOptions& opt,
-                            const int iterations, PotrfPlan<ExecSpace, double>* const dplan) {
+                            const int iterations,
+                            PotrfPlan<ExecSpace, double>* const dplan = nullptr) {
   PosvMixedResult res;
   res.iterations = iterations;
-  const int n = int(a.extent(0)), nrhs = nrhs_of(b);
-  const auto bs = rhs_of(b);
-  const Strided<const double> bc{bs.p, bs.rs, bs.cs};
-  const auto xs = rhs_of(x);
-  if (dplan != nullptr) {
-    res.info = dplan->potrf(a);
-    if (res.info == 0) {
-      map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
+  res.info = dplan != nullptr ? dplan->potrf(a) : kolesky::potrf(exec, uplo, a, opt.potrf);
+  if (res.info == 0) {
+    const auto bs = rhs_of(b);
+    const Strided<const double> bc{bs.p, bs.rs, bs.cs};
+    map_block(exec, int(a.extent(0)), nrhs_of(b), rhs_of(x), bc,
+              KOKKOS_LAMBDA(double, double v) { return v; });
+    if (dplan != nullptr)
       dplan->potrs(a, x);
-    }
-  } else {  // as kolesky::posv
-    res.info = kolesky::potrf(exec, uplo, a, opt.potrf);
-    if (res.info == 0) {
-      map_block(exec, n, nrhs, xs, bc, KOKKOS_LAMBDA(double, double v) { return v; });
-      kolesky::potrs(exec, uplo, a, x, opt.potrf.blas);
-    }
+    else
+      kolesky::potrs(exec, uplo, a, x, opt.potrf.blas);  // as kolesky::posv
   }
   exec.fence();
   return res;
@@ -413,8 +408,7 @@ PosvMixedResult posv_mixed_run(const ExecSpace& exec, const Uplo uplo, const AVi
     }
   }
   // Fall back: the double factorization in place, X from it.
-  return posv_double(exec, uplo, a, b, x, opt, -(opt.max_iterations + 1),
-                     static_cast<PotrfPlan<ExecSpace, double>*>(nullptr));
+  return posv_double(exec, uplo, a, b, x, opt, -(opt.max_iterations + 1));
 }
 
 }  // namespace impl
@@ -426,8 +420,7 @@ PosvMixedResult posv_mixed(const ExecSpace& exec, const Uplo uplo, const AView& 
   impl::check_mixed<ExecSpace>("posv_mixed", a, b, x);
   const int n = int(a.extent(0)), nrhs = impl::nrhs_of(b);
   if (n == 0 || nrhs == 0) return {};
-  if (!impl::mixed_refines(exec, opt)) return impl::posv_double(exec, uplo, a, b, x, opt, -1,
-      static_cast<PotrfPlan<ExecSpace, double>*>(nullptr));
+  if (!impl::mixed_refines(exec, opt)) return impl::posv_double(exec, uplo, a, b, x, opt, -1);
   const impl::MixedWork<typename ExecSpace::memory_space> work(n, nrhs);
   return impl::posv_mixed_run<ExecSpace>(exec, uplo, a, b, x, opt, work, nullptr);
 }
