@@ -62,6 +62,21 @@ KOKKOS_INLINE_FUNCTION float rsqrt(const float d) {
 #endif
 }
 
+#ifdef __CUDA_ARCH__
+// The hardware's approximation of 1 / sqrt(d) (|1 - d r0^2| < 2^-19 in double, 2^-21.9 in
+// float, measured on the H200), denormals flushed to zero: no range check, no branch.
+__device__ inline double rsqrt_seed(const double d) {
+  double r;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+  return r;
+}
+__device__ inline float rsqrt_seed(const float d) {
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
+}
+#endif
+
 KOKKOS_INLINE_FUNCTION int imin(const int a, const int b) { return a < b ? a : b; }
 
 // A pivot is usable when it is positive and finite; written so that NaN fails too.

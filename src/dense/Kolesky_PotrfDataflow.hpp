@@ -655,7 +655,8 @@ struct FlowPotrf {
 #pragma unroll
     for (int x = 0; x < 4; ++x)
 #pragma unroll
-      for (int y = 0; y < 4; ++y) q[(4 * x + y) * kThreads] = acc[x][y];
+      for (int y = 0; y < 4; ++y)
+        if (!diag || y <= x) q[(4 * x + y) * kThreads] = acc[x][y];  // the diagonal's lower half
   }
   __device__ void load_part(const Ctx& c, T (&acc)[4][4], const int i, const bool diag) const {
     const T* const q = part_slot(c, i, diag);
@@ -663,6 +664,10 @@ struct FlowPotrf {
     for (int x = 0; x < 4; ++x)
 #pragma unroll
       for (int y = 0; y < 4; ++y) {
+        if (diag && y > x) {  // not stored: 6 of the 16 blocks, on the chain's path
+          acc[x][y] = T(0);
+          continue;
+        }
         const T v = load_shared_global(q + (4 * x + y) * kThreads);
         acc[x][y] = (!diag || c.tc + 16 * y <= c.tr + 16 * x) ? v : T(0);
       }
@@ -1091,6 +1096,19 @@ struct FlowPotrf {
       for (int e = 0; e < 2; ++e) cf[f][e] = c.s[r * LD + 8 * f + 2 * tq + e];
     member.team_barrier();
   }
+  // The chain's solved tile (i, j) to the matrix from solve_blocks_mma's fragments: a store
+  // instruction writes 8 rows of 4 columns, 8 whole sectors when rows have unit stride (as
+  // many as store_staged's coalesced rows), without reading the tile back from scratch.
+  __device__ void store_frags(const Ctx& c, const double (&cf)[8][2], const int i,
+                              const int j) const {
+    const int r = 8 * (c.tid >> 5) + (c.lane >> 2), tq = c.lane & 3;
+    const int r0 = i * TS, c0 = j * TS;
+    if (r >= n - r0) return;
+#pragma unroll
+    for (int f = 0; f < 8; ++f)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) at(r0 + r, c0 + 8 * f + 2 * tq + e) = T(cf[f][e]);
+  }
   // solve_blocks_mma's result into scratch as a row-major tile (for store_staged).
   __device__ void frags_to_scratch(const Ctx& c, const double (&cf)[8][2]) const {
     const int r = 8 * (c.tid >> 5) + (c.lane >> 2), tq = c.lane & 3;
@@ -1259,6 +1277,7 @@ struct FlowPotrf {
           if (trace) q1 = clock64();
           member.team_barrier();
           frags_to_scratch(c, cf);
+          store_frags(c, cf, j, j - 1);
         } else {
           T sub[4][4];
           if (parts) {
@@ -1278,10 +1297,11 @@ struct FlowPotrf {
             for (int y = 0; y < 4; ++y) c.s[(c.tr + 16 * x) * LD + c.tc + 16 * y] = sub[x][y];
         }
         member.team_barrier();
-        // Its stores are issued here and published during factor_diag (kLateThread, once the SYRK
-        // has run): the fence then finds them drained, where a barrier and a fence right here
-        // held the whole team (2-4 % of the time at n = 500-2048; performance_log, session 27).
-        store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
+        // Its stores are issued here (with DMMA above, from the fragments) and published during
+        // factor_diag (kLateThread, once the SYRK has run): the fence then finds them drained,
+        // where a barrier and a fence right here held the whole team (2-4 % of the time at
+        // n = 500-2048; performance_log, session 27).
+        if (!chain_mma_on()) store_staged(c, j * TS, (j - 1) * TS, imin(TS, n - j * TS), TS, false);
         if (trace) {
           t1 = flow_clock();
           sc[0] = q1 - q0;
@@ -1775,18 +1795,6 @@ struct FlowPotrf {
       __syncwarp();
     }
     return 0;
-  }
-  // The hardware's approximation of 1 / sqrt(d) (|1 - d r0^2| < 2^-19 in double, 2^-21.9 in
-  // float, measured on the H200), denormals flushed to zero: no range check, no branch.
-  __device__ static double rsqrt_seed(const double d) {
-    double r;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
-    return r;
-  }
-  __device__ static float rsqrt_seed(const float d) {
-    float r;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
-    return r;
   }
 #endif
 };
