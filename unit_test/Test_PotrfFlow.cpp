@@ -450,6 +450,90 @@ TYPED_TEST(PotrfFlow, SubnormalAndHugePivots) {
   }
 }
 
+// CUDA: the one kernel launched as a plain __global__ (FlowKnobs::raw_launch, the default)
+// against the TeamPolicy launch: sizes across tile boundaries, both triangles and layouts, few
+// teams, failures in the first, a middle and the last tile column, blocked panels, a plan's
+// recorded replays; the split launch's kernels raw at knob 2 only. Under a Kokkos tool the
+// launch goes through Kokkos, named kolesky::potrf_flow, and the raw one is not taken.
+TYPED_TEST(PotrfFlow, RawLaunch) {
+  using T = TypeParam;
+  if (kHost) GTEST_SKIP() << "the raw launch is CUDA only";
+  EXPECT_EQ(impl::FlowKnobs().raw_launch, 1);
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  auto& raws = impl::flow_raw_launches();
+  for (const int raw : {1, 0}) {
+    k.raw_launch = raw;
+    for (const int teams : {0, 3}) {
+      k.teams = teams;
+      for (const int n : {1, 2, 63, 65, 129, 255, 1000}) {
+        if (teams != 0 && n > 255) continue;
+        const Dense good = dominant_spd<T>(n, 150u + n);
+        const PotrfOptions o = flow_opts(Algo::Dataflow);
+        SCOPED_TRACE(describe(o, n, Uplo::Lower) + " raw=" + std::to_string(raw) +
+                     " teams=" + std::to_string(teams));
+        const auto before = raws.load();
+        for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
+        if (n > 64) {
+          if (raw == 1)
+            EXPECT_GE(raws.load(), before + 4);
+          else
+            EXPECT_EQ(raws.load(), before);
+          failures_then_good<T>(good, o);
+        }
+      }
+    }
+    k.teams = 0;
+    const int n = 1000;
+    const Dense good = dominant_spd<T>(n, 160u);
+    const PotrfOptions o = flow_opts(Algo::Blocked, 256);
+    SCOPED_TRACE(describe(o, n, Uplo::Lower) + " raw=" + std::to_string(raw));
+    factor_both_layouts<T>(good, Uplo::Lower, o);
+    PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower);
+    plan_three_calls<T>(plan, good);
+    Dense bad = good;
+    bad(n / 2, n / 2) = std::numeric_limits<double>::quiet_NaN();
+    const auto b0 = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+    ASSERT_EQ(plan.potrf(b0), n / 2 + 1);
+    const auto g0 = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+    ASSERT_EQ(plan.potrf(g0), 0);
+    check_factor<T>(good, to_host(g0), Uplo::Lower);
+    // The split launch (the chain's kernel, the tiles', the one kernel that resumes a
+    // cancelled launch: 3 cancels it), raw at knob 2 only.
+    for (const int split : {2, 3})
+      for (const int r : {raw, raw + 1}) {
+        k.split_chain = split;
+        k.raw_launch = r;
+        SCOPED_TRACE("split=" + std::to_string(split) + " raw_launch=" + std::to_string(r));
+        const auto before = raws.load();
+        factor_both_layouts<T>(good, Uplo::Lower, flow_opts(Algo::Dataflow));
+        if (r == 2)
+          EXPECT_GE(raws.load(), before + 6);
+        else
+          EXPECT_EQ(raws.load(), before);
+        failures_then_good<T>(good, flow_opts(Algo::Dataflow));
+      }
+    k.split_chain = -1;
+    k.raw_launch = raw;
+  }
+  // A tool attached: the Kokkos launch, which the tool sees.
+  namespace KT = Kokkos::Tools::Experimental;
+  static int flows = 0;
+  flows = 0;
+  struct Unset {
+    ~Unset() { Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr); }
+  } unset;
+  KT::set_begin_parallel_for_callback([](const char* name, uint32_t, uint64_t*) {
+    if (std::string(name) == "kolesky::potrf_flow") ++flows;
+  });
+  k.raw_launch = 1;
+  const Dense good = dominant_spd<T>(300, 170u);
+  const auto before = raws.load();
+  factor_both_layouts<T>(good, Uplo::Lower, flow_opts(Algo::Dataflow));
+  EXPECT_EQ(raws.load(), before);
+  EXPECT_GE(flows, 2);
+}
+
 // Few teams (2, 3, 7, and the whole grid): every task but the first few queues behind others,
 // so a wait on a larger task number would hang here. Factors, failures in the first, a middle
 // and the last tile column (exact info), a good matrix after them; whole-matrix and panel
@@ -677,15 +761,19 @@ TYPED_TEST(PotrfFlow, Sanitize) {
     const FlowKnobsRestore restore;
     const Dense b = random_spd<T>(330, 78u);
     impl::FlowKnobs::get().teams = 3;
-    auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
-    ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
-    check_factor<T>(b, to_host(d), Uplo::Lower);
+    for (const int raw : {0, 1}) {  // 1: the one kernel as a plain __global__ (CUDA)
+      impl::FlowKnobs::get().raw_launch = raw;
+      auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);
+      ASSERT_EQ(potrf(ExecSpace(), Uplo::Lower, d, flow_opts(Algo::Dataflow)), 0);
+      check_factor<T>(b, to_host(d), Uplo::Lower);
+    }
   }
   // The chain's kernel beside the tiles' (CUDA; 4: panels; 6: 2 with double's tiles solving
   // by the chain's inverted blocks).
-  for (const int split : {2, 3, 4, 5, 6}) {
+  for (const int split : {2, 3, 4, 5, 6, -2, -3}) {  // -2, -3: 2, 3 as raw kernels
     const FlowKnobsRestore restore;
-    impl::FlowKnobs::get().split_chain = split == 6 ? 2 : split;
+    impl::FlowKnobs::get().raw_launch = split > 0 ? 1 : 2;
+    impl::FlowKnobs::get().split_chain = split == 6 ? 2 : split < 0 ? -split : split;
     impl::FlowKnobs::get().tile_inv = split == 6 ? 1 : 0;
     const Dense b = random_spd<T>(330, 79u);
     auto d = to_device<T, Kokkos::LayoutLeft>(b, Uplo::Lower, kOther);

@@ -447,12 +447,48 @@ struct FlowPotrf {
                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     Buf sbuf(member.team_scratch(0), kScratchElems);
     IBuf sint(member.team_scratch(0), 4);
+    run_team(member, sbuf.data(), sint.data(), member.team_rank());
+#else
+    (void)member;
+#endif
+  }
+
+#ifdef KOKKOS_ENABLE_CUDA
+  // Launched as a plain __global__ (flow_launch_raw, FlowKnobs::raw_launch): the same teams,
+  // only team barriers asked of the member, the words after the tile buffers.
+  struct RawMember {
+    __device__ void team_barrier() const { __syncthreads(); }
+  };
+  __device__ void run_raw(unsigned char* const smem) const {
+#ifdef __CUDA_ARCH__
+    T* const s = reinterpret_cast<T*>(smem);
+    run_team(RawMember{}, s, reinterpret_cast<int*>(s + kScratchElems), int(threadIdx.x));
+#else
+    (void)smem;
+#endif
+  }
+  static constexpr std::size_t raw_bytes() { return kScratchElems * sizeof(T) + 4 * sizeof(int); }
+#endif
+
+#ifdef __CUDA_ARCH__
+  struct Ctx {
+    T* s;
+    T* rdiag;
+    T* xb;
+    int* sh;
+    int tid, lane, tr, tc;
+    bool unit_rows;
+    unsigned want;
+  };
+
+  template <class Member>
+  __device__ void run_team(const Member& member, T* const s, int* const sh, const int tid) const {
     Ctx c;
-    c.s = sbuf.data();
+    c.s = s;
     c.rdiag = c.s + kTileElems;
     c.xb = c.rdiag + TS;
-    c.sh = sint.data();
-    c.tid = member.team_rank();
+    c.sh = sh;
+    c.tid = tid;
     c.lane = c.tid & 31;
     c.tr = c.tid >> 4;
     c.tc = c.tid & 15;
@@ -480,21 +516,7 @@ struct FlowPotrf {
         if (c.tid == 0) atomicMax(reinterpret_cast<unsigned*>(ctr + 4), gen + 1);
       tickets(member, c, gen);
     }
-#else
-    (void)member;
-#endif
   }
-
-#ifdef __CUDA_ARCH__
-  struct Ctx {
-    T* s;
-    T* rdiag;
-    T* xb;
-    int* sh;
-    int tid, lane, tr, tc;
-    bool unit_rows;
-    unsigned want;
-  };
 
   // The persistent loop over tickets.
   template <class Member>
@@ -1864,7 +1886,19 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int factor_mma = -1;
   // CUDA, with the chain on DMMA: its SYRK on m16n8k4 (1) or m8n8k4 (0).
   int syrk16 = 1;
+  // CUDA: the one-kernel launch as a plain __global__ (1) or through Kokkos' TeamPolicy (0);
+  // 2: the split launches' kernels too (experimental: 10 % slower at double's n = 4096 before
+  // flow_launch_raw's carveout hint, not measured since). The one kernel raw is 2.5-5 % faster
+  // at n = 250-2048 on the H200 (docs/performance_log.md, session 52). Under a Kokkos tool the
+  // launches go through Kokkos, so the tool sees kolesky::potrf_flow.
+  int raw_launch = 1;
 };
+
+// Launches taken by flow_launch_raw (tests).
+inline std::atomic<unsigned long long>& flow_raw_launches() {
+  static std::atomic<unsigned long long> count{0};
+  return count;
+}
 
 // FlowPotrf::factor_mma for a launch whose chain is (or is not) on DMMA: by default m16n8k4 on
 // 8 warps in both scalars (H200, session 44: 0.5-2 % faster than m8n8k4 at n = 500-2048, which
@@ -2021,6 +2055,56 @@ struct FlowResumeCheck {
   }
 };
 
+template <class F, int MinBlocks>
+__global__ void __launch_bounds__(F::kThreads, MinBlocks) flow_raw_kernel(const F f) {
+  extern __shared__ __align__(16) unsigned char flow_raw_smem[];
+  f.run_raw(flow_raw_smem);
+}
+
+// Whether this launch goes around Kokkos' (FlowKnobs::raw_launch; not under a Kokkos tool).
+inline bool flow_raw() {
+  return FlowKnobs::get().raw_launch > 0 && !Kokkos::Tools::profileLibraryLoaded();
+}
+
+// A dataflow kernel of `teams` teams on `stream` without Kokkos' launch path (its teams fit as
+// the TeamPolicy launch's: MinBlocks per SM, whatever the registers).
+template <int MinBlocks, class F>
+void flow_launch_raw(const Kokkos::Cuda& exec, cudaStream_t stream, const F& f, const int teams) {
+  const auto kernel = flow_raw_kernel<F, MinBlocks>;
+  constexpr std::size_t bytes = F::raw_bytes();
+  static std::atomic<unsigned long long> opted{0};
+  opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
+                "kolesky::potrf: the dataflow kernel");
+  if constexpr (MinBlocks > 1) {
+    // Shared memory for MinBlocks teams per SM: left to itself the driver sizes the carveout
+    // for one (the tiles' kernel of a split launch ran 10 % slower at double's n = 4096).
+    static std::atomic<unsigned long long> carved{0};
+    const int dev = exec.cuda_device();
+    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+    if (bit == 0 || (carved.load(std::memory_order_acquire) & bit) == 0) {
+      const cudaDeviceProp& prop = exec.cuda_device_prop();
+      const long need = long(MinBlocks) * long(bytes + prop.reservedSharedMemPerBlock);
+      const long per_sm = long(prop.sharedMemPerMultiprocessor);
+      const int pct = int(std::min(100L, (100 * need + per_sm - 1) / per_sm));
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pct) !=
+          cudaSuccess)
+        cudaGetLastError();  // a hint only
+      carved.fetch_or(bit, std::memory_order_release);
+    }
+  }
+  kernel<<<unsigned(teams), unsigned(F::kThreads), bytes, stream>>>(f);
+  check_launch("kolesky::potrf: the dataflow kernel");
+  flow_raw_launches().fetch_add(1, std::memory_order_relaxed);
+}
+
+// The raw kernel's module loaded on this device (CUDA loads a kernel lazily at its first
+// launch, and that load waits for the device).
+template <int MinBlocks, class F>
+void flow_load_raw(const F&) {
+  cudaFuncAttributes fa{};
+  if (cudaFuncGetAttributes(&fa, flow_raw_kernel<F, MinBlocks>) != cudaSuccess) cudaGetLastError();
+}
+
 // The chain's kernel (one team, on its own stream) and the tiles' kernel (on exec's), joined
 // back into exec's stream. Both count in nteams for finish().
 template <class T, int MinBlocks, int TilesRole, int ChainRole = kFlowChainOnly>
@@ -2048,20 +2132,36 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
   // Both kernels' modules loaded on this device before either runs: CUDA loads a kernel
   // lazily at its first launch, and that load waits for the device (session 36's first split
   // hung on it). A bit per device (modules load per context); two threads may both load.
-  static std::atomic<unsigned long long> loaded{0};
+  const bool raw = FlowKnobs::get().raw_launch > 1 && flow_raw();
+  static std::atomic<unsigned long long> loaded[2] = {{0}, {0}};
   const int dev = exec.cuda_device();
   const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
-  if (bit == 0 || (loaded.load(std::memory_order_acquire) & bit) == 0) {
-    (void)pc.team_size_max(fc, Kokkos::ParallelForTag());
-    (void)pt.team_size_max(ft, Kokkos::ParallelForTag());
-    loaded.fetch_or(bit, std::memory_order_release);
+  if (bit == 0 || (loaded[raw].load(std::memory_order_acquire) & bit) == 0) {
+    if (raw) {
+      flow_load_raw<1>(fc);
+      flow_load_raw<MinBlocks>(ft);
+      flow_load_raw<1>(fr);
+    } else {
+      (void)pc.team_size_max(fc, Kokkos::ParallelForTag());
+      (void)pt.team_size_max(ft, Kokkos::ParallelForTag());
+    }
+    loaded[raw].fetch_or(bit, std::memory_order_release);
   }
   stream_wait(*cs.exec, exec, cs.to_side);
-  Kokkos::parallel_for("kolesky::potrf_flow_chain", pc, fc);
-  Kokkos::parallel_for("kolesky::potrf_flow_tiles", pt, ft);
+  if (raw) {
+    flow_launch_raw<1>(exec, cs.exec->cuda_stream(), fc, 1);
+    flow_launch_raw<MinBlocks>(exec, exec.cuda_stream(), ft, tile_teams);
+  } else {
+    Kokkos::parallel_for("kolesky::potrf_flow_chain", pc, fc);
+    Kokkos::parallel_for("kolesky::potrf_flow_tiles", pt, ft);
+  }
   stream_wait(exec, *cs.exec, cs.to_main);
   Kokkos::parallel_for("kolesky::potrf_flow_resume_check",
                        Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, 1), FlowResumeCheck{f.info, f.ctr});
+  if (raw) {
+    flow_launch_raw<1>(exec, exec.cuda_stream(), fr, fr.nteams);
+    return;
+  }
   Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<threads, 1>> pr(exec, fr.nteams, threads);
   pr.set_scratch_size(0, Kokkos::PerTeam(shmem));
   Kokkos::parallel_for("kolesky::potrf_flow", pr, fr);
@@ -2144,6 +2244,13 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   if constexpr (host) {
     Kokkos::parallel_for("kolesky::potrf_flow", Kokkos::TeamPolicy<Exec>(exec, f.nteams, 1), f);
   } else {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+      if (flow_raw()) {
+        flow_launch_raw<1>(exec, exec.cuda_stream(), f, f.nteams);
+        return;
+      }
+#endif
     Policy policy(exec, f.nteams, F::kThreads);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::kScratchElems * sizeof(T) + 64));
     Kokkos::parallel_for("kolesky::potrf_flow", policy, f);
