@@ -51,6 +51,12 @@ W& per_process() {
   return *one;
 }
 
+// This device's bit in a once-per-device word (0: beyond 64 devices, done every time).
+inline unsigned long long device_bit(const Kokkos::Cuda& exec) {
+  const int dev = exec.cuda_device();
+  return dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+}
+
 // Dynamic shared memory above the default 48 KB for `kernel`: its limit set once per device
 // (`opted` holds a bit per device; one per kernel), not at every launch (~1 us, a few percent
 // of a small factorization), to all the device offers beside the kernel's static shared
@@ -59,8 +65,7 @@ inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* co
                           const Kokkos::Cuda& exec, const std::size_t bytes,
                           const char* const what) {
   if (bytes <= 48 * 1024) return;
-  const int dev = exec.cuda_device();
-  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  const unsigned long long bit = device_bit(exec);
   if (bit != 0 && (opted.load(std::memory_order_acquire) & bit) != 0) return;
   cudaFuncAttributes fa{};
   int fixed = 0;  // the kernel's static shared memory
@@ -77,6 +82,24 @@ inline void opt_in_shared(std::atomic<unsigned long long>& opted, const void* co
                              std::to_string(bytes) + " bytes): " + cudaGetErrorString(attr));
   }
   opted.fetch_or(bit, std::memory_order_release);
+}
+
+// A shared-memory carveout for `blocks` launches of `bytes` each per SM, set once per device
+// (`carved`: a bit per device, one per kernel). Left to itself the driver sizes the carveout
+// for one block, which halves the residency of a kernel meant to run two per SM. A hint only.
+inline void prefer_shared_carveout(std::atomic<unsigned long long>& carved,
+                                   const void* const kernel, const Kokkos::Cuda& exec,
+                                   const std::size_t bytes, const int blocks) {
+  const unsigned long long bit = device_bit(exec);
+  if (bit != 0 && (carved.load(std::memory_order_acquire) & bit) != 0) return;
+  const cudaDeviceProp& prop = exec.cuda_device_prop();
+  const long need = long(blocks) * long(bytes + prop.reservedSharedMemPerBlock);
+  const long per_sm = long(prop.sharedMemPerMultiprocessor);
+  const int pct = int(std::min(100L, (100 * need + per_sm - 1) / per_sm));
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pct) !=
+      cudaSuccess)
+    cudaGetLastError();  // not left for the next launch's check to report
+  carved.fetch_or(bit, std::memory_order_release);
 }
 
 // Throws when the last launch failed (`what` names the kernel).

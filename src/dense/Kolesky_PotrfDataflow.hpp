@@ -2061,9 +2061,10 @@ __global__ void __launch_bounds__(F::kThreads, MinBlocks) flow_raw_kernel(const 
   f.run_raw(flow_raw_smem);
 }
 
-// Whether this launch goes around Kokkos' (FlowKnobs::raw_launch; not under a Kokkos tool).
-inline bool flow_raw() {
-  return FlowKnobs::get().raw_launch > 0 && !Kokkos::Tools::profileLibraryLoaded();
+// Whether a launch goes around Kokkos' (FlowKnobs::raw_launch at least `level`: 1 the one
+// kernel, 2 the split launches' kernels; never under a Kokkos tool).
+inline bool flow_raw(const int level) {
+  return FlowKnobs::get().raw_launch >= level && !Kokkos::Tools::profileLibraryLoaded();
 }
 
 // A dataflow kernel of `teams` teams on `stream` without Kokkos' launch path (its teams fit as
@@ -2075,22 +2076,11 @@ void flow_launch_raw(const Kokkos::Cuda& exec, cudaStream_t stream, const F& f, 
   static std::atomic<unsigned long long> opted{0};
   opt_in_shared(opted, reinterpret_cast<const void*>(kernel), exec, bytes,
                 "kolesky::potrf: the dataflow kernel");
+  // The tiles' kernel of a split launch, two per SM (raw without the hint: 10 % slower at
+  // double's n = 4096).
   if constexpr (MinBlocks > 1) {
-    // Shared memory for MinBlocks teams per SM: left to itself the driver sizes the carveout
-    // for one (the tiles' kernel of a split launch ran 10 % slower at double's n = 4096).
     static std::atomic<unsigned long long> carved{0};
-    const int dev = exec.cuda_device();
-    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
-    if (bit == 0 || (carved.load(std::memory_order_acquire) & bit) == 0) {
-      const cudaDeviceProp& prop = exec.cuda_device_prop();
-      const long need = long(MinBlocks) * long(bytes + prop.reservedSharedMemPerBlock);
-      const long per_sm = long(prop.sharedMemPerMultiprocessor);
-      const int pct = int(std::min(100L, (100 * need + per_sm - 1) / per_sm));
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pct) !=
-          cudaSuccess)
-        cudaGetLastError();  // a hint only
-      carved.fetch_or(bit, std::memory_order_release);
-    }
+    prefer_shared_carveout(carved, reinterpret_cast<const void*>(kernel), exec, bytes, MinBlocks);
   }
   kernel<<<unsigned(teams), unsigned(F::kThreads), bytes, stream>>>(f);
   check_launch("kolesky::potrf: the dataflow kernel");
@@ -2132,10 +2122,9 @@ void flow_launch_roles(const Kokkos::Cuda& exec, FlowPotrf<T> f, const int tile_
   // Both kernels' modules loaded on this device before either runs: CUDA loads a kernel
   // lazily at its first launch, and that load waits for the device (session 36's first split
   // hung on it). A bit per device (modules load per context); two threads may both load.
-  const bool raw = FlowKnobs::get().raw_launch > 1 && flow_raw();
+  const bool raw = flow_raw(2);
   static std::atomic<unsigned long long> loaded[2] = {{0}, {0}};
-  const int dev = exec.cuda_device();
-  const unsigned long long bit = dev >= 0 && dev < 64 ? 1ull << dev : 0ull;
+  const unsigned long long bit = device_bit(exec);
   if (bit == 0 || (loaded[raw].load(std::memory_order_acquire) & bit) == 0) {
     if (raw) {
       flow_load_raw<1>(fc);
@@ -2246,7 +2235,7 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
   } else {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
-      if (flow_raw()) {
+      if (flow_raw(1)) {
         flow_launch_raw<1>(exec, exec.cuda_stream(), f, f.nteams);
         return;
       }
