@@ -534,6 +534,108 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
   EXPECT_GE(flows, 2);
 }
 
+// CUDA: a synchronous call's one kernel hands info back through the stream's pinned word and
+// leaves the device word zero, and the next call skips its memset (FlowKnobs::mapped_info,
+// the default). Failures in the first, a middle and the last tile column then a good matrix
+// (a stale failure would make the good call a no-op that reports it); a blocked factorization
+// (not the one kernel) that fails in between, leaving its failure in the device word, then
+// the one kernel again; the default algorithm; the split launch and a plan, which do not hand
+// info back this way; the knob off.
+TYPED_TEST(PotrfFlow, MappedInfo) {
+  using T = TypeParam;
+  if (kHost) GTEST_SKIP() << "the pinned info word is CUDA only";
+  EXPECT_EQ(impl::FlowKnobs().mapped_info, 1);
+  const FlowKnobsRestore restore;
+  auto& k = impl::FlowKnobs::get();
+  auto& mapped = impl::flow_mapped_calls();
+  const auto factor = [](const Dense& m, const PotrfOptions& o) {
+    auto x = to_device<T, Kokkos::LayoutLeft>(m, Uplo::Lower, kOther);
+    const int info = potrf(ExecSpace(), Uplo::Lower, x, o);
+    return std::make_pair(info, x);
+  };
+  for (const int on : {1, 0}) {
+    k.mapped_info = on;
+    for (const int n : {65, 130, 1000}) {
+      const Dense good = dominant_spd<T>(n, 180u + n);
+      const PotrfOptions o = flow_opts(Algo::Dataflow);
+      SCOPED_TRACE(describe(o, n, Uplo::Lower) + " mapped_info=" + std::to_string(on));
+      const auto before = mapped.load();
+      failures_then_good<T>(good, o);  // 4 calls
+      EXPECT_EQ(mapped.load(), before + (on ? 4 : 0));
+      Dense bad = good;
+      bad(n / 2, n / 2) = -1;
+      const PotrfOptions blocked = flow_opts(Algo::Blocked, 64);
+      EXPECT_EQ(factor(bad, blocked).first, n / 2 + 1);  // leaves n / 2 + 1 in the word
+      auto g = factor(good, o);
+      ASSERT_EQ(g.first, 0);
+      check_factor<T>(good, to_host(g.second), Uplo::Lower);
+      EXPECT_EQ(factor(bad, o).first, n / 2 + 1);
+      auto h = factor(good, blocked);  // after the one kernel's failure: its word is zero
+      ASSERT_EQ(h.first, 0);
+      check_factor<T>(good, to_host(h.second), Uplo::Lower);
+      // posv takes the word through potrf too, then solves (B unchanged when it fails).
+      Dense b = random_matrix(n, 2, 181u);
+      for (auto& v : b.v) v = double(T(v));
+      auto bd = to_device<T, Kokkos::LayoutLeft>(b);
+      auto a2 = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+      EXPECT_EQ(posv(ExecSpace(), Uplo::Lower, a2, bd, o), n / 2 + 1);
+      auto a3 = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+      ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, a3, bd, o), 0);
+      EXPECT_LT(solve_ratio_fast(good, to_host(bd), b, eps<T>()), 30.0);
+      EXPECT_EQ(mapped.load(), before + (on ? 8 : 0));
+    }
+    // The default through posv at an order of the one kernel and one of the split launch.
+    for (const int n : {500, 4096}) {
+      const Dense good = dominant_spd<T>(n, 190u + n);
+      Dense b = random_matrix(n, 1, 191u);
+      for (auto& v : b.v) v = double(T(v));
+      SCOPED_TRACE("default n=" + std::to_string(n) + " mapped_info=" + std::to_string(on));
+      const auto before = mapped.load();
+      Dense bad = good;
+      bad(n - 1, n - 1) = std::numeric_limits<double>::quiet_NaN();
+      for (const bool fail : {false, true, false}) {
+        auto da = to_device<T, Kokkos::LayoutLeft>(fail ? bad : good, Uplo::Lower, kOther);
+        auto db = to_device<T, Kokkos::LayoutLeft>(b);
+        ASSERT_EQ(posv(ExecSpace(), Uplo::Lower, da, db), fail ? n : 0);
+        if (!fail) EXPECT_LT(solve_ratio_fast(good, to_host(db), b, eps<T>()), 30.0);
+      }
+      EXPECT_EQ(mapped.load(), before + (n == 500 && on ? 3 : 0));
+    }
+  }
+  // A plan: its recording holds the one kernel alone (no memset, no copy); replays of a
+  // failing matrix then a good one; a direct call with the knob off that fails in between
+  // (its failure left in the plan's word) before the recording is replayed again.
+  k.mapped_info = 1;
+  const int n = 300;
+  const Dense good = dominant_spd<T>(n, 200u);
+  Dense bad = good;
+  bad(n / 2, n / 2) = -1;
+  const auto g0 = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+  const auto b0 = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+  auto x = to_device<T, Kokkos::LayoutLeft>(good, Uplo::Lower, kOther);
+  PotrfPlan<ExecSpace, T> plan(ExecSpace(), n, Uplo::Lower);
+  const auto before = mapped.load();
+  plan_three_calls<T>(plan, good);
+  EXPECT_EQ(factor(good, flow_opts(Algo::Dataflow)).first, 0);
+  ASSERT_EQ(plan.potrf(x), 0);  // direct: the next call on x records
+  for (const bool fail : {true, false, true, false}) {
+    Kokkos::deep_copy(x, fail ? b0 : g0);
+    ASSERT_EQ(plan.potrf(x), fail ? n / 2 + 1 : 0);
+    EXPECT_TRUE(plan.uses_graph());
+    if (!fail) check_factor<T>(good, to_host(x), Uplo::Lower);
+  }
+  k.mapped_info = 0;
+  auto y = to_device<T, Kokkos::LayoutLeft>(bad, Uplo::Lower, kOther);
+  ASSERT_EQ(plan.potrf(y), n / 2 + 1);  // direct: another matrix
+  EXPECT_FALSE(plan.uses_graph());
+  k.mapped_info = 1;
+  Kokkos::deep_copy(x, g0);
+  ASSERT_EQ(plan.potrf(x), 0);
+  EXPECT_TRUE(plan.uses_graph());
+  check_factor<T>(good, to_host(x), Uplo::Lower);
+  EXPECT_EQ(mapped.load(), before + 1);
+}
+
 // Few teams (2, 3, 7, and the whole grid): every task but the first few queues behind others,
 // so a wait on a larger task number would hang here. Factors, failures in the first, a middle
 // and the last tile column (exact info), a good matrix after them; whole-matrix and panel

@@ -1185,6 +1185,7 @@ int main(int argc, char** argv) {
       {"--split-chain=", &flow.split_chain},    {"--float-mma=", &flow.float_mma},
       {"--tile-inv=", &flow.tile_inv},          {"--factor-mma=", &flow.factor_mma},
       {"--syrk16=", &flow.syrk16},             {"--flow-raw=", &flow.raw_launch},
+      {"--flow-mapped=", &flow.mapped_info},
       {"--host-team=", &ki::HostTeamKnobs::get().force},
       {"--residual=", &ki::ResidualKnobs::get().fused}, {"--syrk-block=", &ki::syrk_block()},
       {"--inv-nb=", &ki::PotrsInvKnobs::get().nb}, {"--potrs-inv=", &ki::PotrsInvKnobs::get().inv},

@@ -231,6 +231,9 @@ struct FlowPotrf {
   unsigned* cols = nullptr;  // FlowWork::cols when another stream waits on the chain's columns
   bool decline = false;  // tests: the chain's kernel does not claim (the launch is cancelled)
   bool resume = false;   // the one-kernel launch after a split one: runs only if it was cancelled
+  // The one kernel of a synchronous call: the last team out copies info here (a pinned host
+  // word, mapped) and zeroes info, so the call needs no memset before and no copy after.
+  int* host_info = nullptr;
   FlowTraceRec* trace;
 
   KOKKOS_FORCEINLINE_FUNCTION T& at(const int i, const int j) const { return a[i * rs + j * cs]; }
@@ -299,6 +302,11 @@ struct FlowPotrf {
     Kokkos::memory_fence();
     const int d = Kokkos::atomic_fetch_add(&ctr[1], 1);
     if (d == nteams - 1) {
+      if (host_info != nullptr) {  // every team's info writes precede their fences above
+        Kokkos::memory_fence();
+        *(volatile int*)host_info = read_int(info);
+        *(volatile int*)info = 0;
+      }
       *(volatile int*)&ctr[0] = 0;
       *(volatile int*)&ctr[1] = 0;
       Kokkos::memory_fence();
@@ -1892,7 +1900,17 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // at n = 250-2048 on the H200 (docs/performance_log.md, session 52). Under a Kokkos tool the
   // launches go through Kokkos, so the tool sees kolesky::potrf_flow.
   int raw_launch = 1;
+  // CUDA: a synchronous call's one kernel hands info back through the stream's pinned host
+  // word and leaves the device word zero (1), or the call sets the word before and copies it
+  // after (0).
+  int mapped_info = 1;
 };
+
+// Calls whose one kernel wrote the pinned host word (tests).
+inline std::atomic<unsigned long long>& flow_mapped_calls() {
+  static std::atomic<unsigned long long> count{0};
+  return count;
+}
 
 // Launches taken by flow_launch_raw (tests).
 inline std::atomic<unsigned long long>& flow_raw_launches() {
@@ -2181,14 +2199,17 @@ void flow_launch_split(const Kokkos::Cuda& exec, const FlowPotrf<T>& f, const in
 // Factor tile columns [j0, j1) of the n x n lower matrix `a` (columns before j0 already
 // factored and their updates applied). `info` is a device word; a non-zero value on entry
 // makes the call a no-op. The workspace must not be used by another launch at the same time.
-// `split_ok`: no kernel that runs beside this launch reads `info` (flow_split).
+// `split_ok`: no kernel that runs beside this launch reads `info` (flow_split). `host_info`:
+// a pinned host word the launch may hand info back through (FlowPotrf::host_info); true when
+// it does (then `info` is zero again once the launch ends).
 template <class Exec, class T>
-void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, const int j0,
+bool flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, const int j0,
                 const int j1, FlowWorkOf<Exec>& work, FlowTraceRec* trace = nullptr,
                 const int max_teams = 0, const bool signal_columns = false,
-                const bool split_ok = false) {
+                const bool split_ok = false, int* const host_info = nullptr) {
   (void)split_ok;  // read by CUDA launches only
-  if (n == 0 || j0 >= j1) return;
+  (void)host_info;
+  if (n == 0 || j0 >= j1) return false;
   const int nt = flow_tiles(n);
   work.reserve(nt);
   using F = FlowPotrf<T>;
@@ -2226,23 +2247,29 @@ void flow_potrf(const Exec& exec, const int n, const Strided<T> a, int* info, co
     if (split > 0) {
       if (flow_tile_inv(n, f, split)) f.inv = reinterpret_cast<T*>(work.inv.data());
       flow_launch_split(exec, f, split);
-      return;
+      return false;
     }
   }
 #endif
   if constexpr (host) {
     Kokkos::parallel_for("kolesky::potrf_flow", Kokkos::TeamPolicy<Exec>(exec, f.nteams, 1), f);
+    return false;
   } else {
+    bool mapped = false;
 #ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      mapped = host_info != nullptr && FlowKnobs::get().mapped_info != 0;
+      if (mapped) f.host_info = host_info;
       if (flow_raw(1)) {
         flow_launch_raw<1>(exec, exec.cuda_stream(), f, f.nteams);
-        return;
+        return mapped;
       }
+    }
 #endif
     Policy policy(exec, f.nteams, F::kThreads);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::kScratchElems * sizeof(T) + 64));
     Kokkos::parallel_for("kolesky::potrf_flow", policy, f);
+    return mapped;
   }
 }
 

@@ -253,6 +253,10 @@ struct PotrfContext {
   InfoView<Exec> info;
   FlowWorkOf<Exec>* work = nullptr;
   void* side = nullptr;
+  // CUDA, a synchronous call's pinned host word: an Algo::Dataflow launch of one kernel hands
+  // info back through it and sets host_written (flow_potrf).
+  int* host_info = nullptr;
+  mutable bool host_written = false;
 };
 
 // Queue the factorization on `exec` (info must be zero on entry, or the call is a no-op).
@@ -291,8 +295,10 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   switch (opt.algo) {
     case Algo::Dataflow: {
       MaybeTrace<Exec> tr(exec, "whole/flow", 0, n);
-      flow_potrf(exec, n, a, info.data(), 0, flow_tiles(n), *ctx.work,
-                 tr.flow(flow_trace_records(flow_tiles(n), 0, flow_tiles(n))));
+      ctx.host_written =
+          flow_potrf(exec, n, a, info.data(), 0, flow_tiles(n), *ctx.work,
+                     tr.flow(flow_trace_records(flow_tiles(n), 0, flow_tiles(n))), 0, false,
+                     false, ctx.host_info);
       break;
     }
     case Algo::Crout:
@@ -379,6 +385,23 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOption
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) ctx.work = &cuda_flow_work(exec);
 #endif
   }
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    // The one dataflow kernel ends the call's stream work: it hands info back through the
+    // pinned word and zeroes the device word, so the next call skips its memset (~3 us a
+    // call with the copy it saves; docs/performance_log.md, issue 15 session 53).
+    auto& w = CudaInfoWords::get(exec);
+    ctx.host_info = w.h.data();
+    potrf_enqueue(exec, n, a, opt, ctx);
+    if (ctx.host_written) {
+      w.zero = true;
+      flow_mapped_calls().fetch_add(1, std::memory_order_relaxed);
+      exec.fence();
+      return w.h(0);
+    }
+    return fetch_info(exec, ctx.info);
+  }
+#endif
   potrf_enqueue(exec, n, a, opt, ctx);
   return fetch_info(exec, ctx.info);
 }

@@ -107,12 +107,12 @@ class PotrfPlan {
       impl::stream_wait(w, exec_, own_->to_side);  // after what exec_ already holds
       replayed_ = false;
       if (graphs_ok_ && graph_ != nullptr && key == graph_key_) {
-        replayed_ = cudaGraphLaunch(graph_, w.cuda_stream()) == cudaSuccess;
+        replayed_ = replay(w);
       } else if (graphs_ok_ && key == seen_key_) {
-        replayed_ = record(l, key) && cudaGraphLaunch(graph_, w.cuda_stream()) == cudaSuccess;
+        replayed_ = record(l, key) && replay(w);
       }
       if (!replayed_) {
-        enqueue(w, l);
+        info_zero_ = enqueue(w, l).mapped;
         seen_key_ = key;
       }
       w.fence();
@@ -218,27 +218,55 @@ class PotrfPlan {
     return uplo_ == Uplo::Lower ? impl::lower_of<Uplo::Lower>(a) : impl::lower_of<Uplo::Upper>(a);
   }
 
-  // Zero info, factor, copy info to the host word: all queued on `e`.
-  void enqueue(const ExecSpace& e, const impl::Strided<T>& l) {
+  struct Queued {
+    bool memset = true;   // info was zeroed first
+    bool mapped = false;  // the launch hands info back itself and leaves the word zero
+  };
+  // Zero info, factor, copy info to the host word: all queued on `e`. CUDA: the memset only
+  // where the word may not be zero (info_zero_), the copy only where the launch does not write
+  // the host word itself (the one dataflow kernel: PotrfContext::host_info).
+  Queued enqueue(const ExecSpace& e, const impl::Strided<T>& l) {
+    Queued q;
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (is_cuda) {
-      cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), e.cuda_stream());
+      q.memset = !info_zero_;
+      if (q.memset) cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), e.cuda_stream());
+      ctx_.host_info = host_info_.data();
+      ctx_.host_written = false;
       impl::potrf_enqueue(e, n_, l, opt_, ctx_);
-      cudaMemcpyAsync(host_info_.data(), ctx_.info.data(), sizeof(int), cudaMemcpyDeviceToHost,
-                      e.cuda_stream());
-      return;
+      q.mapped = ctx_.host_written;
+      if (!q.mapped)
+        cudaMemcpyAsync(host_info_.data(), ctx_.info.data(), sizeof(int),
+                        cudaMemcpyDeviceToHost, e.cuda_stream());
+      return q;
     }
 #endif
     Kokkos::deep_copy(e, ctx_.info, 0);
     impl::potrf_enqueue(e, n_, l, opt_, ctx_);
     Kokkos::deep_copy(e, host_info_, ctx_.info);
+    return q;
   }
 
 #ifdef KOKKOS_ENABLE_CUDA
   // Record enqueue(l) as a graph (update the instantiated one when possible).
   bool record(const impl::Strided<T>& l, const Key& key) {
-    if (!capture(graph_, shape_, [&](const Kokkos::Cuda& e) { enqueue(e, l); })) return false;
+    Queued q;
+    if (!capture(graph_, shape_, [&](const Kokkos::Cuda& e) { q = enqueue(e, l); })) return false;
     graph_key_ = key;
+    graph_queued_ = q;
+    return true;
+  }
+  // The recording on the plan's stream; a memset first where it has none and the word may
+  // not be zero (a direct call in between left a failure in it).
+  bool replay(const Kokkos::Cuda& w) {
+    if (!graph_queued_.memset && !info_zero_)
+      cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), w.cuda_stream());
+    if (cudaGraphLaunch(graph_, w.cuda_stream()) != cudaSuccess) {
+      cudaGetLastError();
+      info_zero_ = false;
+      return false;
+    }
+    info_zero_ = graph_queued_.mapped;
     return true;
   }
 
@@ -307,7 +335,11 @@ class PotrfPlan {
   std::vector<int> shape_;                // graph_'s recording (impl::graph_shape)
   mutable std::vector<int> solve_shape_;  // solve_graph_'s
   std::unique_ptr<impl::CudaSide> side_, own_;  // lookahead stream; the plan's work stream
+  Queued graph_queued_;  // what graph_'s recording queued
 #endif
+  // The device info word is zero in the work stream's order: the last factorization queued
+  // was the one dataflow kernel, which zeroes it as it ends.
+  bool info_zero_ = false;
 
   ExecSpace exec_;
   int n_;

@@ -71,6 +71,9 @@ void team_potrf(const Exec& exec, const int n, const Strided<T> a, const InfoVie
 struct CudaInfoWords {
   InfoView<Kokkos::Cuda> d;
   Kokkos::View<int*, Kokkos::CudaHostPinnedSpace> h;
+  // d is zero in the stream's order without a memset: the last work queued on it was a
+  // dataflow kernel that handed info back through h and zeroed d (FlowPotrf::host_info).
+  bool zero = false;
   static CudaInfoWords& get(const Kokkos::Cuda& exec) {
     auto& w = per_stream<CudaInfoWords>(exec);
     if (w.d.extent(0) == 0) {
@@ -87,9 +90,10 @@ template <class Exec>
 InfoView<Exec> make_info(const Exec& exec) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    auto d = CudaInfoWords::get(exec).d;
-    cudaMemsetAsync(d.data(), 0, sizeof(int), exec.cuda_stream());
-    return d;
+    auto& w = CudaInfoWords::get(exec);
+    if (!w.zero) cudaMemsetAsync(w.d.data(), 0, sizeof(int), exec.cuda_stream());
+    w.zero = false;  // whoever takes the word may leave a failure in it
+    return w.d;
   }
 #endif
   if constexpr (is_host_exec<Exec>()) {
