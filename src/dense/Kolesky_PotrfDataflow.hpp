@@ -1902,8 +1902,9 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   int raw_launch = 1;
   // CUDA: a synchronous call's one kernel hands info back through the stream's pinned host
   // word and leaves the device word zero (1), or the call sets the word before and copies it
-  // after (0).
-  int mapped_info = 1;
+  // after (0). Off until it has run on the GPU (built in issue 15 session 53; no device was
+  // lent that session): turn it on once PotrfFlow.MappedInfo and the sanitizers pass there.
+  int mapped_info = 0;
 };
 
 // Calls whose one kernel wrote the pinned host word (tests).
