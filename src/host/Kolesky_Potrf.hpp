@@ -253,22 +253,25 @@ struct PotrfContext {
   InfoView<Exec> info;
   FlowWorkOf<Exec>* work = nullptr;
   void* side = nullptr;
-  // CUDA, a synchronous call's pinned host word: an Algo::Dataflow launch of one kernel hands
-  // info back through it and sets host_written (flow_potrf).
+  // CUDA, a synchronous call's pinned host word: an Algo::Dataflow launch of one kernel may
+  // hand info back through it (flow_potrf).
   int* host_info = nullptr;
-  mutable bool host_written = false;
 };
 
 // Queue the factorization on `exec` (info must be zero on entry, or the call is a no-op).
+// True when its last kernel wrote info to ctx.host_info itself and left ctx.info zero.
 template <class Exec, class T>
-void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt,
+bool potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptions opt,
                    const PotrfContext<Exec>& ctx) {
-  if (n == 0) return;
+  if (n == 0) return false;
   const InfoView<Exec>& info = ctx.info;
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     const Staged kind = cuda_staged<T>(exec, n, opt);
-    if (kind != Staged::None) return staged_potrf(exec, kind, n, a, info.data());
+    if (kind != Staged::None) {
+      staged_potrf(exec, kind, n, a, info.data());
+      return false;
+    }
   }
 #endif
   if constexpr (is_host_exec<Exec>()) {
@@ -279,7 +282,7 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
         info(0) = host_team_run<T>(HostRoutine::Potrf, n, host_team(exec), [&](const int team) {
           return host_potrf_threads<Exec, 8>(exec, n, a.p, a.cs, team);
         });
-      return;
+      return false;
     }
   }
   if (opt.algo == Algo::Default) opt = default_options<Exec, T>(n, opt);
@@ -295,11 +298,9 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
   switch (opt.algo) {
     case Algo::Dataflow: {
       MaybeTrace<Exec> tr(exec, "whole/flow", 0, n);
-      ctx.host_written =
-          flow_potrf(exec, n, a, info.data(), 0, flow_tiles(n), *ctx.work,
-                     tr.flow(flow_trace_records(flow_tiles(n), 0, flow_tiles(n))), 0, false,
-                     false, ctx.host_info);
-      break;
+      return flow_potrf(exec, n, a, info.data(), 0, flow_tiles(n), *ctx.work,
+                        tr.flow(flow_trace_records(flow_tiles(n), 0, flow_tiles(n))), 0, false,
+                        false, ctx.host_info);
     }
     case Algo::Crout:
       team_potrf<Algo::Crout>(exec, n, a, info, 0, opt.team_size);
@@ -339,6 +340,7 @@ void potrf_enqueue(const Exec& exec, const int n, const Strided<T> a, PotrfOptio
       blocked_right_potrf(exec, cfg, n, a, info);
       break;
   }
+  return false;
 }
 
 // Whether a call of these options needs a dataflow workspace.
@@ -386,24 +388,15 @@ int potrf_strided(const Exec& exec, const int n, const Strided<T> a, PotrfOption
 #endif
   }
 #ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    // The one dataflow kernel ends the call's stream work: it hands info back through the
-    // pinned word and zeroes the device word, so the next call skips its memset (~3 us a
-    // call with the copy it saves; docs/performance_log.md, issue 15 session 53).
-    auto& w = CudaInfoWords::get(exec);
-    ctx.host_info = w.h.data();
-    potrf_enqueue(exec, n, a, opt, ctx);
-    if (ctx.host_written) {
-      w.zero = true;
-      flow_mapped_calls().fetch_add(1, std::memory_order_relaxed);
-      exec.fence();
-      return w.h(0);
-    }
-    return fetch_info(exec, ctx.info);
-  }
+  // The one dataflow kernel ends the call's stream work: it may hand info back through the
+  // stream's pinned word and zero the device word, so this call skips its copy and the next
+  // its memset (~4-8 us a call; docs/performance_log.md, issue 15 sessions 53-55).
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+    ctx.host_info = CudaInfoWords::get(exec).h.data();
 #endif
-  potrf_enqueue(exec, n, a, opt, ctx);
-  return fetch_info(exec, ctx.info);
+  const bool handed = potrf_enqueue(exec, n, a, opt, ctx);
+  if (handed) flow_mapped_calls().fetch_add(1, std::memory_order_relaxed);
+  return fetch_info(exec, ctx.info, handed);
 }
 
 }  // namespace impl

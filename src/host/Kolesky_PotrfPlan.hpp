@@ -50,10 +50,19 @@ class PotrfPlan {
   PotrfPlan(const ExecSpace& exec, const int n, const Uplo uplo, const PotrfOptions& opt = {})
       : exec_(exec), n_(n), uplo_(uplo), opt_(opt) {
     if (n < 0) impl::throw_invalid("PotrfPlan", "the order must be >= 0, got ", n);
-    ctx_.info = impl::InfoView<ExecSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::plan_info"), 1);
-    host_info_ = HostInfo(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                             "kolesky::plan_info_host"), 1);
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (is_cuda) {
+      words_.allocate("kolesky::plan_info", "kolesky::plan_info_host");
+      ctx_.info = words_.d;
+      host_info_ = words_.h;
+    }
+#endif
+    if (ctx_.info.extent(0) == 0) {
+      ctx_.info = impl::InfoView<ExecSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::plan_info"), 1);
+      host_info_ = HostInfo(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                               "kolesky::plan_info_host"), 1);
+    }
     if (impl::potrf_uses_flow<ExecSpace, T>(n, opt)) {
       work_.reset(new impl::FlowWorkOf<ExecSpace>);
       work_->reserve(impl::flow_tiles(n));
@@ -112,7 +121,7 @@ class PotrfPlan {
         replayed_ = record(l, key) && replay(w);
       }
       if (!replayed_) {
-        info_zero_ = enqueue(w, l).mapped;
+        enqueue(w, l);
         seen_key_ = key;
       }
       w.fence();
@@ -223,21 +232,17 @@ class PotrfPlan {
     bool mapped = false;  // the launch hands info back itself and leaves the word zero
   };
   // Zero info, factor, copy info to the host word: all queued on `e`. CUDA: the memset only
-  // where the word may not be zero (info_zero_), the copy only where the launch does not write
-  // the host word itself (the one dataflow kernel: PotrfContext::host_info).
+  // where the word may not be zero, the copy only where the launch does not write the host
+  // word itself (impl::CudaInfoWords::take, settle).
   Queued enqueue(const ExecSpace& e, const impl::Strided<T>& l) {
     Queued q;
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (is_cuda) {
-      q.memset = !info_zero_;
-      if (q.memset) cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), e.cuda_stream());
-      ctx_.host_info = host_info_.data();
-      ctx_.host_written = false;
-      impl::potrf_enqueue(e, n_, l, opt_, ctx_);
-      q.mapped = ctx_.host_written;
-      if (!q.mapped)
-        cudaMemcpyAsync(host_info_.data(), ctx_.info.data(), sizeof(int),
-                        cudaMemcpyDeviceToHost, e.cuda_stream());
+      q.memset = !words_.zero;
+      words_.take(e.cuda_stream());
+      ctx_.host_info = words_.h.data();
+      q.mapped = impl::potrf_enqueue(e, n_, l, opt_, ctx_);
+      words_.settle(q.mapped, e.cuda_stream());
       return q;
     }
 #endif
@@ -251,7 +256,10 @@ class PotrfPlan {
   // Record enqueue(l) as a graph (update the instantiated one when possible).
   bool record(const impl::Strided<T>& l, const Key& key) {
     Queued q;
-    if (!capture(graph_, shape_, [&](const Kokkos::Cuda& e) { q = enqueue(e, l); })) return false;
+    const bool zero = words_.zero;  // a recording runs nothing: the word is as it was
+    const bool ok = capture(graph_, shape_, [&](const Kokkos::Cuda& e) { q = enqueue(e, l); });
+    words_.zero = zero;
+    if (!ok) return false;
     graph_key_ = key;
     graph_queued_ = q;
     return true;
@@ -259,14 +267,14 @@ class PotrfPlan {
   // The recording on the plan's stream; a memset first where it has none and the word may
   // not be zero (a direct call in between left a failure in it).
   bool replay(const Kokkos::Cuda& w) {
-    if (!graph_queued_.memset && !info_zero_)
-      cudaMemsetAsync(ctx_.info.data(), 0, sizeof(int), w.cuda_stream());
+    if (!graph_queued_.memset && !words_.zero)
+      cudaMemsetAsync(words_.d.data(), 0, sizeof(int), w.cuda_stream());
     if (cudaGraphLaunch(graph_, w.cuda_stream()) != cudaSuccess) {
       cudaGetLastError();
-      info_zero_ = false;
+      words_.zero = false;
       return false;
     }
-    info_zero_ = graph_queued_.mapped;
+    words_.zero = graph_queued_.mapped;
     return true;
   }
 
@@ -336,10 +344,10 @@ class PotrfPlan {
   mutable std::vector<int> solve_shape_;  // solve_graph_'s
   std::unique_ptr<impl::CudaSide> side_, own_;  // lookahead stream; the plan's work stream
   Queued graph_queued_;  // what graph_'s recording queued
+  // The plan's info words (ctx_.info, host_info_) and whether the device word is known zero
+  // in the work stream's order.
+  impl::CudaInfoWords words_;
 #endif
-  // The device info word is zero in the work stream's order: the last factorization queued
-  // was the one dataflow kernel, which zeroes it as it ends.
-  bool info_zero_ = false;
 
   ExecSpace exec_;
   int n_;

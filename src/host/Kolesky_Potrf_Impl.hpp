@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "common/Kolesky_CudaCache.hpp"
@@ -74,13 +75,30 @@ struct CudaInfoWords {
   // d is zero in the stream's order without a memset: the last work queued on it was a
   // dataflow kernel that handed info back through h and zeroed d (FlowPotrf::host_info).
   bool zero = false;
+  // The stream's words (a PotrfPlan owns its own: allocate()).
   static CudaInfoWords& get(const Kokkos::Cuda& exec) {
     auto& w = per_stream<CudaInfoWords>(exec);
-    if (w.d.extent(0) == 0) {
-      w.d = InfoView<Kokkos::Cuda>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info"), 1);
-      w.h = decltype(w.h)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kolesky::info_host"), 1);
-    }
+    if (w.d.extent(0) == 0) w.allocate("kolesky::info", "kolesky::info_host");
     return w;
+  }
+  void allocate(const std::string& device_label, const std::string& host_label) {
+    d = InfoView<Kokkos::Cuda>(Kokkos::view_alloc(Kokkos::WithoutInitializing, device_label), 1);
+    h = decltype(h)(Kokkos::view_alloc(Kokkos::WithoutInitializing, host_label), 1);
+    zero = false;
+  }
+  // d, zeroed on `s` unless it is known zero; whoever takes it may leave a failure in it.
+  const InfoView<Kokkos::Cuda>& take(const cudaStream_t s) {
+    if (!zero) cudaMemsetAsync(d.data(), 0, sizeof(int), s);
+    zero = false;
+    return d;
+  }
+  // After the work that took d, queued on `s`: info into h. `handed`: that work's last kernel
+  // wrote h itself and zeroed d (flow_potrf's host_info), so there is nothing to copy.
+  void settle(const bool handed, const cudaStream_t s) {
+    if (handed)
+      zero = true;
+    else
+      cudaMemcpyAsync(h.data(), d.data(), sizeof(int), cudaMemcpyDeviceToHost, s);
   }
 };
 #endif
@@ -90,10 +108,7 @@ template <class Exec>
 InfoView<Exec> make_info(const Exec& exec) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    auto& w = CudaInfoWords::get(exec);
-    if (!w.zero) cudaMemsetAsync(w.d.data(), 0, sizeof(int), exec.cuda_stream());
-    w.zero = false;  // whoever takes the word may leave a failure in it
-    return w.d;
+    return CudaInfoWords::get(exec).take(exec.cuda_stream());
   }
 #endif
   if constexpr (is_host_exec<Exec>()) {
@@ -110,20 +125,21 @@ InfoView<Exec> make_info(const Exec& exec) {
   }
 }
 
-// Host-visible info after the work queued on `exec`.
+// Host-visible info after the work queued on `exec`. `handed` (CUDA, the stream's word): the
+// last kernel wrote the pinned word itself (CudaInfoWords::settle).
 template <class Exec>
-int fetch_info(const Exec& exec, const InfoView<Exec>& info) {
+int fetch_info(const Exec& exec, const InfoView<Exec>& info, const bool handed = false) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
     auto& w = CudaInfoWords::get(exec);
     if (w.d.data() == info.data()) {
-      cudaMemcpyAsync(w.h.data(), info.data(), sizeof(int), cudaMemcpyDeviceToHost,
-                      exec.cuda_stream());
+      w.settle(handed, exec.cuda_stream());
       exec.fence();
       return w.h(0);
     }
   }
 #endif
+  (void)handed;
   if constexpr (is_host_exec<Exec>()) {
     exec.fence();
     return info(0);
