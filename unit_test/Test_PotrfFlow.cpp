@@ -450,19 +450,20 @@ TYPED_TEST(PotrfFlow, SubnormalAndHugePivots) {
   }
 }
 
-// CUDA: the one kernel launched as a plain __global__ (FlowKnobs::raw_launch, the default)
-// against the TeamPolicy launch: sizes across tile boundaries, both triangles and layouts, few
-// teams, failures in the first, a middle and the last tile column, blocked panels, a plan's
-// recorded replays; the split launch's kernels raw at knob 2 only. Under a Kokkos tool the
+// CUDA: the kernels launched as plain __global__s (FlowKnobs::raw_launch: 1 the one kernel,
+// 2, the default, the split launch's too) against the TeamPolicy launch: sizes across tile
+// boundaries, both triangles and layouts, few teams, failures in the first, a middle and the
+// last tile column, blocked panels, a plan's recorded replays; the split launch's kernels raw
+// at knob 2 and above only. Under a Kokkos tool the
 // launch goes through Kokkos, named kolesky::potrf_flow, and the raw one is not taken.
 TYPED_TEST(PotrfFlow, RawLaunch) {
   using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the raw launch is CUDA only";
-  EXPECT_EQ(impl::FlowKnobs().raw_launch, 1);
+  EXPECT_EQ(impl::FlowKnobs().raw_launch, 2);
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   auto& raws = impl::flow_raw_launches();
-  for (const int raw : {1, 0}) {
+  for (const int raw : {2, 0}) {
     k.raw_launch = raw;
     for (const int teams : {0, 3}) {
       k.teams = teams;
@@ -475,7 +476,7 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
         const auto before = raws.load();
         for (const Uplo u : {Uplo::Lower, Uplo::Upper}) factor_both_layouts<T>(good, u, o);
         if (n > 64) {
-          if (raw == 1)
+          if (raw >= 1)
             EXPECT_GE(raws.load(), before + 4);
           else
             EXPECT_EQ(raws.load(), before);
@@ -499,15 +500,15 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
     ASSERT_EQ(plan.potrf(g0), 0);
     check_factor<T>(good, to_host(g0), Uplo::Lower);
     // The split launch (the chain's kernel, the tiles', the one kernel that resumes a
-    // cancelled launch: 3 cancels it), raw at knob 2 only.
+    // cancelled launch: 3 cancels it), raw at knob 2 and above only.
     for (const int split : {2, 3})
-      for (const int r : {raw, raw + 1}) {
+      for (const int r : {raw, raw + 1}) {  // 2, 3 and 0, 1
         k.split_chain = split;
         k.raw_launch = r;
         SCOPED_TRACE("split=" + std::to_string(split) + " raw_launch=" + std::to_string(r));
         const auto before = raws.load();
         factor_both_layouts<T>(good, Uplo::Lower, flow_opts(Algo::Dataflow));
-        if (r == 2)
+        if (r >= 2)
           EXPECT_GE(raws.load(), before + 6);
         else
           EXPECT_EQ(raws.load(), before);
@@ -526,7 +527,7 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
   KT::set_begin_parallel_for_callback([](const char* name, uint32_t, uint64_t*) {
     if (std::string(name) == "kolesky::potrf_flow") ++flows;
   });
-  k.raw_launch = 1;
+  k.raw_launch = 2;
   const Dense good = dominant_spd<T>(300, 170u);
   const auto before = raws.load();
   factor_both_layouts<T>(good, Uplo::Lower, flow_opts(Algo::Dataflow));
@@ -535,8 +536,8 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
 }
 
 // CUDA: a synchronous call's one kernel hands info back through the stream's pinned word and
-// leaves the device word zero, and the next call skips its memset (FlowKnobs::mapped_info;
-// off by default until measured). Failures in the first, a middle and the last tile column then a good matrix
+// leaves the device word zero, and the next call skips its memset (FlowKnobs::mapped_info,
+// on by default). Failures in the first, a middle and the last tile column then a good matrix
 // (a stale failure would make the good call a no-op that reports it); a blocked factorization
 // (not the one kernel) that fails in between, leaving its failure in the device word, then
 // the one kernel again; the default algorithm; the split launch and a plan, which do not hand
@@ -544,7 +545,7 @@ TYPED_TEST(PotrfFlow, RawLaunch) {
 TYPED_TEST(PotrfFlow, MappedInfo) {
   using T = TypeParam;
   if (kHost) GTEST_SKIP() << "the pinned info word is CUDA only";
-  EXPECT_EQ(impl::FlowKnobs().mapped_info, 0);  // off until measured on the GPU
+  EXPECT_EQ(impl::FlowKnobs().mapped_info, 1);
   const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
   auto& mapped = impl::flow_mapped_calls();

@@ -1895,16 +1895,15 @@ struct FlowKnobs : Knobs<FlowKnobs> {
   // CUDA, with the chain on DMMA: its SYRK on m16n8k4 (1) or m8n8k4 (0).
   int syrk16 = 1;
   // CUDA: the one-kernel launch as a plain __global__ (1) or through Kokkos' TeamPolicy (0);
-  // 2: the split launches' kernels too (experimental: 10 % slower at double's n = 4096 before
-  // flow_launch_raw's carveout hint, not measured since). The one kernel raw is 2.5-5 % faster
-  // at n = 250-2048 on the H200 (docs/performance_log.md, session 52). Under a Kokkos tool the
-  // launches go through Kokkos, so the tool sees kolesky::potrf_flow.
-  int raw_launch = 1;
+  // 2: the split launches' kernels too. The one kernel raw is 2.5-5 % faster at n = 250-2048
+  // on the H200 (session 52); the split launches raw 4-10 % faster at n = 3072-4096 and
+  // within 1 % at 5120-6144 on the H100 (session 54; docs/performance_log.md). Under a Kokkos
+  // tool the launches go through Kokkos, so the tool sees kolesky::potrf_flow.
+  int raw_launch = 2;
   // CUDA: a synchronous call's one kernel hands info back through the stream's pinned host
   // word and leaves the device word zero (1), or the call sets the word before and copies it
-  // after (0). Off until it has run on the GPU (built in issue 15 session 53; no device was
-  // lent that session): turn it on once PotrfFlow.MappedInfo and the sanitizers pass there.
-  int mapped_info = 0;
+  // after (0). 1 saves 4-8 us a call at n = 250-2048 on the H100 (session 54).
+  int mapped_info = 1;
 };
 
 // Calls whose one kernel wrote the pinned host word (tests).
