@@ -25,8 +25,6 @@ class Api : public ::testing::Test {};
 using Scalars = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Api, Scalars);
 
-constexpr bool kHost = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-
 // Every form of the table, on empty operands (nothing to do, everything instantiated).
 template <class T>
 void instantiate_table() {
