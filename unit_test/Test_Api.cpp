@@ -79,13 +79,15 @@ void instantiate_table() {
   Kokkos::View<T***, R, MemSpace> vr("vr", 0, 0, 0);
   Kokkos::View<T***, L, MemSpace> vl("vl", 0, 0, 0);
   Kokkos::View<const T***, R, MemSpace> vc = vr;
-  batched::StridedBatch<T> sb("sb", 0, 0, 0);
-  batched::StridedBatch<const T> sbc(sb.data);
-  batched::InterleavedBatch<T> ib("ib", 0, 0, 0);
-  batched::ChunkedBatch<T> cb("cb", 0, 0, 0, 4);
+  // The containers' memory space is named: its default is the default execution space's,
+  // which ExecSpace (OpenMP, Serial) cannot reach in a CUDA-enabled build.
+  batched::StridedBatch<T, R, MemSpace> sb("sb", 0, 0, 0);
+  batched::StridedBatch<const T, R, MemSpace> sbc(sb.data);
+  batched::InterleavedBatch<T, MemSpace> ib("ib", 0, 0, 0);
+  batched::ChunkedBatch<T, MemSpace> cb("cb", 0, 0, 0, 4);
   Kokkos::View<T***, R, MemSpace> br("br", 0, 0, 1);
   Kokkos::View<T**, R, MemSpace> bv("bv", 0, 0);
-  batched::InterleavedBatch<T> bi("bi", 0, 0, 1);
+  batched::InterleavedBatch<T, MemSpace> bi("bi", 0, 0, 1);
   batched::potrf(e, u, vr, info);
   batched::potrf(e, u, vl, info);
   batched::potrf(e, u, sb, info);
