@@ -27,9 +27,10 @@ build)
   # KOLESKY_TARGETS="..." builds and stages only those (e.g. the perf binaries for a sweep).
   read -r -a targets <<<"${KOLESKY_TARGETS:-kolesky_unit_cuda kolesky_perf_dense kolesky_perf_lu kolesky_perf_batched kolesky_tune_batched}"
   if [ -z "${KOLESKY_TARGETS:-}" ]; then
-    # Targets that exist in this tree (the accuracy tests, the examples, the command-line tool).
+    # Targets that exist in this tree (the accuracy tests, the host suites of this CUDA-enabled
+    # build, whose default memory space is CudaSpace, the examples, the command-line tool).
     avail=$(cmake --build "$b" --target help | awk '{print $2}')
-    for t in kolesky_accuracy_cuda kolesky_cli 01_quickstart 02_batched_layouts 03_interior_point_lp \
+    for t in kolesky_accuracy_cuda kolesky_unit_openmp kolesky_unit_serial kolesky_cli 01_quickstart 02_batched_layouts 03_interior_point_lp \
              04_batched_gaussian_process 05_lu_from_matrix_market; do
       grep -qx "$t" <<<"$avail" && targets+=("$t")
     done
@@ -38,7 +39,7 @@ build)
   rm -rf "$stage"; mkdir -p "$stage"
   for t in "${targets[@]}"; do
     case $t in
-      kolesky_unit_cuda|kolesky_accuracy_cuda) cp "$b/unit_test/$t" "$stage/" ;;
+      kolesky_unit_*|kolesky_accuracy_cuda) cp "$b/unit_test/$t" "$stage/" ;;
       kolesky_perf_*|kolesky_tune_batched) cp "$b/perf_test/$t" "$stage/" ;;
       kolesky_cli) cp "$b/src/cli/kolesky" "$stage/" ;;
       *) cp "$b/example/$t/$t" "$stage/" ;;
@@ -81,6 +82,10 @@ run)
   }
   step unit_cuda "$stage/kolesky_unit_cuda"
   [ -f "$out/unit_cuda.log" ] && grep -E '^\[  (PASSED|FAILED) ' "$out/unit_cuda.log" || true
+  for s in openmp serial; do  # the host suites with CUDA enabled: nothing else runs them
+    [ -x "$stage/kolesky_unit_$s" ] && step "unit_$s" "$stage/kolesky_unit_$s"
+    [ -f "$out/unit_$s.log" ] && grep -E '^\[  (PASSED|FAILED) ' "$out/unit_$s.log" || true
+  done
   # Sanitizers on a subset that reaches every kernel family (full runs take too long).
   filt='*PotrfFlow/*.Sanitize*:*Api/*.DeviceFree*:*Api/1.BatchedSolves*:*HandWorked*:*BlockedBlockSizes*:*SolveRankOne*:*DevicePotrf/1.Team*:*NotPositive*:*Batched/1.StridedLayoutLeft*:*Batched*Bad*:*Batched*Conversions*:*PotrfBlocked/1.VariantsBlockSizesBlas*:*PotrfBlocked/0.SeedSchemes*:*PotrfBlocked/1.FailureInLaterPanels*:*PotrfBlocked/0.PotrsMany*:*PosvMixed*:*Lu/0.GetrfHandWorked*:*Lu/1.GetrsEvery*:*Lu/0.CroutHandWorked*:*Lu/1.CroutZeroMinor*:*Lu/0.BatchedEveryLayout*:*Lu/1.NanOrInf*:*BatchedVar/1.SingleClass*:*BatchedVar/0.WrapsUserBuffer*:*Batched/1.WarpStaged*:*PotrfFlow/*.PlanSolveGraph*:*PotrfFlowGraph.*'
   step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$stage/kolesky_unit_cuda" --gtest_filter="$filt"
