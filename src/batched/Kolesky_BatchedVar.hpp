@@ -331,6 +331,25 @@ void var_potrf(const Exec& exec, const Uplo uplo, const VarBatch<T, M>& a, const
   }
 }
 
+// potrs of matrix p on one thread. A functor, not a lambda captured by a KOKKOS_LAMBDA: on the
+// host, nvcc calls an extended lambda through a pointer kept per source file, and with the
+// routine instantiated in two files that pointer was null (a segfault in host code of CUDA
+// builds).
+template <class TA, class M, class T, class MB, class Info>
+struct VarSolveOne {
+  VarView<TA, M> va;
+  VarView<T, MB> vb;
+  Info info;
+  bool lower;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
+    if (info(p) != 0) return;
+    const auto m0 = va.matrix(p);
+    const auto m = lower ? m0 : m0.transposed();
+    kolesky::impl::SerialPotrsInternal::invoke(va.order(p), vb.ncols(p),
+                                               Strided<const T>{m.p, m.rs, m.cs}, vb.matrix(p));
+  }
+};
+
 template <class Exec, class TA, class M, class T, class MB, class Info>
 void var_potrs(const Exec& exec, const Uplo uplo, const VarBatch<TA, M>& a,
                const VarBatch<T, MB>& b, const Info& info) {
@@ -338,13 +357,7 @@ void var_potrs(const Exec& exec, const Uplo uplo, const VarBatch<TA, M>& a,
   const auto va = var_view(a);
   const auto vb = var_view(b);
   const auto perm = a.by_class();
-  auto solve = [=] KOKKOS_FUNCTION(const int p) {  // one matrix on one thread
-    if (info(p) != 0) return;
-    const auto m0 = va.matrix(p);
-    const auto m = lower ? m0 : m0.transposed();
-    kolesky::impl::SerialPotrsInternal::invoke(va.order(p), vb.ncols(p),
-                                               Strided<const T>{m.p, m.rs, m.cs}, vb.matrix(p));
-  };
+  const VarSolveOne<TA, M, T, MB, Info> solve{va, vb, info, lower};
   constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   if constexpr (host) {
     Kokkos::parallel_for(
