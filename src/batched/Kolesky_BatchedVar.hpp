@@ -341,12 +341,15 @@ struct VarSolveOne {
   VarView<T, MB> vb;
   Info info;
   bool lower;
-  KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
-    if (info(p) != 0) return;
+  // Matrix p's factor as the lower triangle the solvers read.
+  KOKKOS_INLINE_FUNCTION Strided<const T> factor(const int p) const {
     const auto m0 = va.matrix(p);
     const auto m = lower ? m0 : m0.transposed();
-    kolesky::impl::SerialPotrsInternal::invoke(va.order(p), vb.ncols(p),
-                                               Strided<const T>{m.p, m.rs, m.cs}, vb.matrix(p));
+    return {m.p, m.rs, m.cs};
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
+    if (info(p) != 0) return;
+    kolesky::impl::SerialPotrsInternal::invoke(va.order(p), vb.ncols(p), factor(p), vb.matrix(p));
   }
 };
 
@@ -381,11 +384,8 @@ void var_potrs(const Exec& exec, const Uplo uplo, const VarBatch<TA, M>& a,
         KOKKOS_LAMBDA(const Member& member) {
           const int p = perm(member.league_rank());
           if (info(p) != 0) return;
-          const auto m0 = va.matrix(p);
-          const auto m = lower ? m0 : m0.transposed();
           kolesky::impl::TeamPotrsInternal<>::invoke(member, va.order(p), vb.ncols(p),
-                                                     Strided<const T>{m.p, m.rs, m.cs},
-                                                     vb.matrix(p));
+                                                     solve.factor(p), vb.matrix(p));
         });
   }
 }
