@@ -207,6 +207,74 @@ void kolesky_batched_mixed(benchmark::State& st) {
   // Reported as the uniform time; the table divides (mixed ms / uniform_ms).
 }
 
+// potrs of a mixed-order batch (one right-hand side each, orders as kolesky_batched/mixed)
+// with the factors of one potrf. GB/s counts the least a solve must move: the factor's
+// triangle read once and B read and written, (n_p (n_p + 1) / 2 + 2 n_p) s per matrix.
+template <class T>
+void kolesky_batched_mixed_potrs(benchmark::State& st) {
+  using kolesky::batched::VarBatch;
+  const int nmax = int(st.range(0));
+  const int batch = st.range(1) > 0 ? int(st.range(1)) : (kHost ? 2048 : 65536);
+  std::vector<int> orders(batch);
+  unsigned x = 12345u;
+  double words = 0, flops = 0;
+  for (auto& n : orders) {
+    x = x * 1664525u + 1013904223u;
+    n = 1 + int((x >> 8) % unsigned(nmax));
+    words += 0.5 * double(n) * (n + 1) + 2.0 * n;
+    flops += 2.0 * double(n) * n;
+  }
+  VarBatch<T, Mem> a0("A0", orders), a("A", orders);
+  VarBatch<T, Mem> b0("B0", a, 1), b("B", a, 1);
+  fill_spd(a0);
+  Kokkos::deep_copy(a.values(), a0.values());
+  const auto bv = b0.values();
+  Kokkos::parallel_for(
+      "kolesky::perf::fill_rhs", Kokkos::RangePolicy<Exec>(0, bv.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i) { bv(i) = T(1) + T(0.125) * T(i % 7); });
+  Kokkos::View<int*, Mem> info("info", batch);
+  kolesky::batched::potrf(Exec(), kolesky::Uplo::Lower, a, info);
+  Exec().fence();
+  for (auto _ : st) {
+    Kokkos::deep_copy(b.values(), b0.values());
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::potrs(Exec(), kolesky::Uplo::Lower, a, b, info);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  // Residuals |A x - b| / (n |A| |x| eps) of the first 64 matrices.
+  double worst = 0;
+  {
+    auto offa = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0.offsets());
+    auto offb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b0.offsets());
+    auto av = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0.values());
+    auto xv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.values());
+    auto rv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b0.values());
+    const double eps = sizeof(T) == 4 ? 1.2e-7 : 2.2e-16;
+    for (int p = 0; p < batch && p < 64; ++p) {
+      const int n = orders[p];
+      double rn = 0, an = 0, xn = 0;
+      for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int j = 0; j < n; ++j) {  // A0's lower triangle holds the matrix
+          const double aij = i >= j ? av(offa(p) + i + std::int64_t(j) * n) : av(offa(p) + j + std::int64_t(i) * n);
+          s += aij * double(xv(offb(p) + j));
+          an = std::max(an, std::abs(aij));
+        }
+        rn = std::max(rn, std::abs(s - double(rv(offb(p) + i))));
+        xn = std::max(xn, std::abs(double(xv(offb(p) + i))));
+      }
+      worst = std::max(worst, rn / (n * an * xn * eps));
+    }
+  }
+  if (!verify(st, worst, count_bad(info))) return;
+  st.counters["n"] = nmax;
+  st.counters["batch"] = batch;
+  st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // The cost of bringing a user's strided batch into the interleaved layout (one pass).
 template <class T>
 void convert_strided_to_interleaved(benchmark::State& st) {
@@ -400,6 +468,11 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
     for (int n : sizes)
       if (n >= 8) b->Args({n, batches.size() == 1 ? batches[0] : 0});
     b->UseManualTime()->Unit(benchmark::kMillisecond);
+    auto* bs = benchmark::RegisterBenchmark(("kolesky_batched/mixed_potrs<" + tn + ">").c_str(),
+                                            [](benchmark::State& s) { kolesky_batched_mixed_potrs<T>(s); });
+    for (int n : sizes)
+      if (n >= 8) bs->Args({n, batches.size() == 1 ? batches[0] : 0});
+    bs->UseManualTime()->Unit(benchmark::kMillisecond);
   }
   reg("copy_roofline", [](benchmark::State& s) { copy_roofline<T>(s); });
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
