@@ -5,10 +5,12 @@ benchmark: CUDA-event median of 10 calls after 3 warm-ups, the batch restored un
 Uniform batches (b, n, n); and batches of mixed orders drawn as kolesky_perf_batched's
 "mixed" benchmark draws them (the same generator: orders 1..nmax), which PyTorch cannot take
 in one call: a user groups the matrices by order and calls cholesky_ex once per order (the
-grouping itself untimed, matrices pre-stacked per order).
+grouping itself untimed, matrices pre-stacked per order). --mixed-solve also times
+torch.cholesky_solve on those groups (one right-hand side, factors made untimed), beside
+kolesky_batched/mixed_potrs.
 
     python3 scripts/torch_batched.py [--n 32,64,128] [--batch 131072] [--mixed 64,128]
-                                     [--mixed-batch 65536] [--json out.json]
+                                     [--mixed-batch 65536] [--mixed-solve] [--json out.json]
 """
 import argparse
 import json
@@ -58,6 +60,7 @@ def main():
     p.add_argument("--batch", type=int, default=0, help="0: as kolesky_perf_batched (<= 2 GiB)")
     p.add_argument("--mixed", default="64,128")
     p.add_argument("--mixed-batch", type=int, default=65536)
+    p.add_argument("--mixed-solve", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
@@ -98,6 +101,20 @@ def main():
                          "calls": len(groups)})
             print(f"torch cholesky_ex {name:6s} mixed 1..{nmax} batch={args.mixed_batch} "
                   f"({len(groups)} calls, one per order) {ms:9.3f} ms", flush=True)
+            if args.mixed_solve:
+                factors = {o: torch.linalg.cholesky_ex(s)[0] for o, s in stacks0.items()}
+                rhs = {o: torch.ones(f.shape[0], o, 1, dtype=dtype, device="cuda") for o, f in factors.items()}
+
+                def solve():
+                    for o in factors:
+                        torch.cholesky_solve(rhs[o], factors[o])
+
+                ms = timed(solve, lambda: None)
+                rows.append({"scalar": name, "mixed_solve_nmax": nmax, "batch": args.mixed_batch,
+                             "ms": ms, "calls": len(groups)})
+                print(f"torch cholesky_solve {name:6s} mixed 1..{nmax} batch={args.mixed_batch} "
+                      f"({len(groups)} calls, one per order) {ms:9.3f} ms", flush=True)
+                del factors, rhs
             del stacks0, stacks
     if args.json:
         with open(args.json, "w") as f:
