@@ -131,6 +131,17 @@ void kolesky_batched(benchmark::State& st, kolesky::batched::Kernel kernel) {
   if (verify(st, check_sample(a0, a), count_bad(info))) counters(st, n, batch, sizeof(T));
 }
 
+// Orders uniform in 1..nmax from a fixed generator (scripts/torch_batched.py draws the same).
+std::vector<int> mixed_orders(const int nmax, const int batch) {
+  std::vector<int> orders(batch);
+  unsigned x = 12345u;
+  for (auto& n : orders) {
+    x = x * 1664525u + 1013904223u;
+    n = 1 + int((x >> 8) % unsigned(nmax));
+  }
+  return orders;
+}
+
 // A batch of mixed orders (VarBatch), uniform at random in 1..n, against a uniform strided
 // batch (Auto) with the same number of matrices and the same bytes: order
 // n_eq = sqrt(mean of n_p^2), timed in the same run. "mixed/uniform" is the measure
@@ -140,12 +151,9 @@ void kolesky_batched_mixed(benchmark::State& st) {
   using kolesky::batched::VarBatch;
   const int nmax = int(st.range(0));
   const int batch = st.range(1) > 0 ? int(st.range(1)) : (kHost ? 2048 : 65536);
-  std::vector<int> orders(batch);
-  unsigned x = 12345u;
+  const std::vector<int> orders = mixed_orders(nmax, batch);
   double sum2 = 0, flops = 0;
-  for (auto& n : orders) {
-    x = x * 1664525u + 1013904223u;
-    n = 1 + int((x >> 8) % unsigned(nmax));
+  for (const int n : orders) {
     sum2 += double(n) * n;
     flops += double(n) * n * n / 3.0;
   }
@@ -215,12 +223,9 @@ void kolesky_batched_mixed_potrs(benchmark::State& st) {
   using kolesky::batched::VarBatch;
   const int nmax = int(st.range(0));
   const int batch = st.range(1) > 0 ? int(st.range(1)) : (kHost ? 2048 : 65536);
-  std::vector<int> orders(batch);
-  unsigned x = 12345u;
+  const std::vector<int> orders = mixed_orders(nmax, batch);
   double words = 0, flops = 0;
-  for (auto& n : orders) {
-    x = x * 1664525u + 1013904223u;
-    n = 1 + int((x >> 8) % unsigned(nmax));
+  for (const int n : orders) {
     words += 0.5 * double(n) * (n + 1) + 2.0 * n;
     flops += 2.0 * double(n) * n;
   }
