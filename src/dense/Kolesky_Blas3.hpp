@@ -74,6 +74,13 @@ enum class BlasThreading { Unknown, Sequential, Pthreads, OpenMP };
 
 inline BlasThreading host_blas_threading() {
 #if defined(KOLESKY_HAVE_BLAS) && defined(__GNUC__)
+  // A program that calls no host BLAS routine (a CUDA-only one) would lose the BLAS library
+  // to --as-needed and answer Unknown; naming dgemm_ here keeps the one Kolesky would use.
+  static void (*volatile const keep)(const char*, const char*, const int*, const int*,
+                                     const int*, const double*, const double*, const int*,
+                                     const double*, const int*, const double*, double*,
+                                     const int*, std::size_t, std::size_t) = &dgemm_;
+  (void)keep;
   if (&openblas_get_parallel != nullptr) {
     switch (openblas_get_parallel()) {
       case 0: return BlasThreading::Sequential;
