@@ -7,10 +7,12 @@ Uniform batches (b, n, n); and batches of mixed orders drawn as kolesky_perf_bat
 in one call: a user groups the matrices by order and calls cholesky_ex once per order (the
 grouping itself untimed, matrices pre-stacked per order). --mixed-solve also times
 torch.cholesky_solve on those groups (one right-hand side, factors made untimed), beside
-kolesky_batched/mixed_potrs.
+kolesky_batched/mixed_potrs; --solve times it on the uniform batches, beside
+kolesky_batched/potrs.
 
     python3 scripts/torch_batched.py [--n 32,64,128] [--batch 131072] [--mixed 64,128]
-                                     [--mixed-batch 65536] [--mixed-solve] [--json out.json]
+                                     [--mixed-batch 65536] [--mixed-solve] [--solve]
+                                     [--json out.json]
 """
 import argparse
 import json
@@ -61,6 +63,7 @@ def main():
     p.add_argument("--mixed", default="64,128")
     p.add_argument("--mixed-batch", type=int, default=65536)
     p.add_argument("--mixed-solve", action="store_true")
+    p.add_argument("--solve", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
     rows = []
@@ -79,6 +82,15 @@ def main():
             rows.append({"scalar": name, "n": n, "batch": b, "ms": ms, "GB/s": gbs})
             print(f"torch cholesky_ex {name:6s} n={n:4d} batch={b:7d} {ms:9.3f} ms {gbs:7.0f} GB/s",
                   flush=True)
+            if args.solve:  # kolesky_batched/potrs's GB/s: the triangle read, B read and written
+                f = torch.linalg.cholesky_ex(a0)[0]
+                rhs = torch.ones(b, n, 1, dtype=dtype, device="cuda")
+                ms = timed(lambda: torch.cholesky_solve(rhs, f), lambda: None)
+                gbs = b * (0.5 * n * (n + 1) + 2 * n) * a.element_size() / ms * 1e-6
+                rows.append({"scalar": name, "solve_n": n, "batch": b, "ms": ms, "GB/s": gbs})
+                print(f"torch cholesky_solve {name:6s} n={n:4d} batch={b:7d} {ms:9.3f} ms "
+                      f"{gbs:7.0f} GB/s", flush=True)
+                del f, rhs
             del a0, a
         for nmax in [int(x) for x in args.mixed.split(",") if x]:
             orders = mixed_orders(nmax, args.mixed_batch)

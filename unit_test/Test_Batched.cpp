@@ -198,6 +198,27 @@ TYPED_TEST(Batched, WarpStagedOrders) {
   }
 }
 
+// The GPU's solve: a warp per matrix for orders 17-256 whose factor has a unit stride (its
+// tiles staged through shared memory when the factor is row-major: Lower of a LayoutRight
+// batch), the team solve past 256 and for LayoutLeft batches (no unit stride) and when the
+// warp solve is switched off. Every 32-row block boundary, both triangles, one and three
+// right-hand sides, failed matrices skipped (their B untouched). Elsewhere: the host solve.
+TYPED_TEST(Batched, PotrsWarpOrders) {
+  using T = TypeParam;
+  using R = batched::StridedBatch<T, Kokkos::LayoutRight, MemSpace>;
+  using L = batched::StridedBatch<T, Kokkos::LayoutLeft, MemSpace>;
+  const batched::Options opt;
+  for (const int n : {17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128, 129, 160, 200, 255, 256, 257})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) check_posv<R>(n, 9, uplo, opt, 0, n % 2 ? 1 : 3);
+  for (const int n : {40, 200}) check_posv<L>(n, 5, Uplo::Lower, opt, 0, 2);
+  struct Restore {
+    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
+  } restore;
+  kolesky::impl::PotrsWarpKnobs::get().batched = 0;
+  for (const int n : {33, 200})
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) check_posv<R>(n, 9, uplo, opt, 0, 2);
+}
+
 TYPED_TEST(Batched, StridedLayoutLeft) {
   using T = TypeParam;
   using B = batched::StridedBatch<T, Kokkos::LayoutLeft, MemSpace>;

@@ -168,6 +168,23 @@ TYPED_TEST(BatchedVar, SingleClassAndSingleMatrix) {
   }
 }
 
+// The GPU's solve by class: threads to 16, a warp per matrix to 256 (Lower reads the factor
+// down its columns, Upper stages its tiles), a team per matrix when the last class passes 256;
+// and the team for every class when the warp solve is switched off.
+TYPED_TEST(BatchedVar, SolveAcrossWarpLimit) {
+  const std::vector<int> wide = {17, 257, 5, 100, 300, 33, 129, 256, 64};
+  const std::vector<int> narrow = {17, 250, 5, 100, 200, 33, 129, 256, 64};
+  for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+    check_var<TypeParam>(wide, uplo, 2, true);
+    check_var<TypeParam>(narrow, uplo, 1, true);
+  }
+  struct Restore {
+    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
+  } restore;
+  kolesky::impl::PotrsWarpKnobs::get().batched = 0;
+  check_var<TypeParam>(narrow, Uplo::Upper, 2, true);
+}
+
 // A user's buffer: int offsets with gaps between the matrices, which must stay untouched.
 TYPED_TEST(BatchedVar, WrapsUserBufferWithGaps) {
   using T = TypeParam;

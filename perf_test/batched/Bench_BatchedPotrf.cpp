@@ -215,6 +215,86 @@ void kolesky_batched_mixed(benchmark::State& st) {
   // Reported as the uniform time; the table divides (mixed ms / uniform_ms).
 }
 
+// Median of 7 timed solves with the GPU's warp solve switched off (the team solve it
+// replaced at orders 17-256), each after reset(): the before of the same process.
+template <class Reset, class Solve>
+double team_solve_ms(const Reset& reset, const Solve& solve) {
+  auto& knob = kolesky::impl::PotrsWarpKnobs::get();
+  const int saved = knob.batched;
+  knob.batched = 0;
+  std::vector<double> ts;
+  for (int rep = 0; rep < 7; ++rep) {
+    reset();
+    Exec().fence();
+    Kokkos::Timer t;
+    solve();
+    Exec().fence();
+    ts.push_back(t.seconds());
+  }
+  knob.batched = saved;
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2] * 1e3;
+}
+
+// potrs of a uniform batch, one right-hand side each, with the factors of one potrf.
+// Upper = false: the LayoutRight batch's Lower factor (row-major as L); true: its Upper
+// factor (column-major as L, what cuSOLVER reads). GB/s as mixed_potrs.
+template <class T>
+void kolesky_batched_potrs(benchmark::State& st, const bool upper) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
+  const auto uplo = upper ? kolesky::Uplo::Upper : kolesky::Uplo::Lower;
+  using S = kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem>;
+  S a0("A0", batch, n, n), a("A", batch, n, n);
+  fill_spd(a0);
+  Kokkos::deep_copy(a.data, a0.data);
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b0("B0", batch, n), b("B", batch, n);
+  Kokkos::parallel_for(
+      "kolesky::perf::fill_rhs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
+        for (int i = 0; i < n; ++i) b0(p, i) = T(1) + T(0.125) * T((p + i) % 7);
+      });
+  Kokkos::View<int*, Mem> info("info", batch);
+  kolesky::batched::potrf(Exec(), uplo, a, info);
+  Exec().fence();
+  for (auto _ : st) {
+    Kokkos::deep_copy(b, b0);
+    Exec().fence();
+    Kokkos::Timer t;
+    kolesky::batched::potrs(Exec(), uplo, a, b, info);
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  // Residuals of a few matrices (A0 holds both triangles).
+  double worst = 0;
+  {
+    auto av = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a0.data);
+    auto xv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+    auto rv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b0);
+    const double eps = sizeof(T) == 4 ? 1.2e-7 : 2.2e-16;
+    for (int p : {0, 1, batch / 2, batch - 1}) {
+      double rn = 0, an = 0, xn = 0;
+      for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int j = 0; j < n; ++j) {
+          s += double(av(p, i, j)) * double(xv(p, j));
+          an = std::max(an, std::abs(double(av(p, i, j))));
+        }
+        rn = std::max(rn, std::abs(s - double(rv(p, i))));
+        xn = std::max(xn, std::abs(double(xv(p, i))));
+      }
+      worst = std::max(worst, rn / (n * an * xn * eps));
+    }
+  }
+  if (!verify(st, worst, count_bad(info))) return;
+  st.counters["n"] = n;
+  st.counters["batch"] = batch;
+  if (!kHost) st.counters["team_ms"] = team_solve_ms([&] { Kokkos::deep_copy(b, b0); },
+                                                     [&] { kolesky::batched::potrs(Exec(), uplo, a, b, info); });
+  const double words = double(batch) * (0.5 * double(n) * (n + 1) + 2.0 * n);
+  st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * batch * double(n) * n * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // potrs of a mixed-order batch (one right-hand side each, orders as kolesky_batched/mixed)
 // with the factors of one potrf. GB/s counts the least a solve must move: the factor's
 // triangle read once and B read and written, (n_p (n_p + 1) / 2 + 2 n_p) s per matrix.
@@ -276,6 +356,8 @@ void kolesky_batched_mixed_potrs(benchmark::State& st) {
   if (!verify(st, worst, count_bad(info))) return;
   st.counters["n"] = nmax;
   st.counters["batch"] = batch;
+  if (!kHost) st.counters["team_ms"] = team_solve_ms([&] { Kokkos::deep_copy(b.values(), b0.values()); },
+                                                     [&] { kolesky::batched::potrs(Exec(), kolesky::Uplo::Lower, a, b, info); });
   st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -442,6 +524,67 @@ void cusolver_batched(benchmark::State& st) {
 }
 #endif
 
+#ifdef KOLESKY_HAVE_CUSOLVER
+// cusolverDn<t>potrsBatched (one right-hand side, column-major lower factors behind arrays
+// of pointers: the LayoutRight batch's Upper triangle, as kolesky_batched/potrs_upper),
+// after one potrfBatched.
+template <class T>
+void cusolver_potrs_batched(benchmark::State& st) {
+  const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
+  kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> a("A", batch, n, n);
+  fill_spd(a);
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b0("B0", batch, n), b("B", batch, n);
+  Kokkos::parallel_for(
+      "fill_rhs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
+        for (int i = 0; i < n; ++i) b0(p, i) = T(1) + T(0.125) * T((p + i) % 7);
+      });
+  Kokkos::View<int*, Mem> info("info", batch), pinfo("pinfo", 1);
+  Kokkos::View<std::uintptr_t*, Mem> ap("ap", batch), bp("bp", batch);
+  T* abase = a.data.data();
+  T* bbase = b.data();
+  Kokkos::parallel_for(
+      "ptrs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(int p) {
+        ap(p) = reinterpret_cast<std::uintptr_t>(abase + std::size_t(p) * n * n);
+        bp(p) = reinterpret_cast<std::uintptr_t>(bbase + std::size_t(p) * n);
+      });
+  cusolverDnHandle_t h;
+  kolesky::baselines::cusolver_check(cusolverDnCreate(&h), "create");
+  kolesky::baselines::cusolver_check(cusolverDnSetStream(h, Exec().cuda_stream()), "stream");
+  T** const A = reinterpret_cast<T**>(ap.data());
+  T** const B = reinterpret_cast<T**>(bp.data());
+  if constexpr (std::is_same<T, double>::value)
+    kolesky::baselines::cusolver_check(
+        cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, A, n, info.data(), batch), "potrfBatched");
+  else
+    kolesky::baselines::cusolver_check(
+        cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_UPPER, n, A, n, info.data(), batch), "potrfBatched");
+  for (auto _ : st) {
+    Kokkos::deep_copy(b, b0);
+    Exec().fence();
+    Kokkos::Timer t;
+    if constexpr (std::is_same<T, double>::value)
+      kolesky::baselines::cusolver_check(
+          cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_UPPER, n, 1, A, n, B, n, pinfo.data(), batch),
+          "potrsBatched");
+    else
+      kolesky::baselines::cusolver_check(
+          cusolverDnSpotrsBatched(h, CUBLAS_FILL_MODE_UPPER, n, 1, A, n, B, n, pinfo.data(), batch),
+          "potrsBatched");
+    Exec().fence();
+    st.SetIterationTime(t.seconds());
+  }
+  cusolverDnDestroy(h);
+  if (count_bad(info) != 0) {
+    st.SkipWithError("potrfBatched failed");
+    return;
+  }
+  st.counters["n"] = n;
+  st.counters["batch"] = batch;
+  const double words = double(batch) * (0.5 * double(n) * (n + 1) + 2.0 * n);
+  st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
 template <class T>
 void register_all(const std::string& tn, const std::vector<int>& sizes,
                   const std::vector<int>& batches, bool kernels, double max_bytes) {
@@ -479,6 +622,8 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
       if (n >= 8) bs->Args({n, batches.size() == 1 ? batches[0] : 0});
     bs->UseManualTime()->Unit(benchmark::kMillisecond);
   }
+  reg("kolesky_batched/potrs", [](benchmark::State& s) { kolesky_batched_potrs<T>(s, false); });
+  reg("kolesky_batched/potrs_upper", [](benchmark::State& s) { kolesky_batched_potrs<T>(s, true); });
   reg("copy_roofline", [](benchmark::State& s) { copy_roofline<T>(s); });
   reg("convert_strided_to_interleaved", [](benchmark::State& s) { convert_strided_to_interleaved<T>(s); });
   reg("convert_interleaved_to_strided", [](benchmark::State& s) { convert_interleaved_to_strided<T>(s); });
@@ -489,6 +634,7 @@ void register_all(const std::string& tn, const std::vector<int>& sizes,
 #endif
 #ifdef KOLESKY_HAVE_CUSOLVER
   reg("cusolver_potrfBatched", [](benchmark::State& s) { cusolver_batched<T>(s); });
+  reg("cusolver_potrsBatched", [](benchmark::State& s) { cusolver_potrs_batched<T>(s); });
 #endif
 }
 

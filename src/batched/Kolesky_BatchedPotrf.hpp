@@ -23,6 +23,7 @@
 #include "common/Kolesky_Profiling.hpp"
 #include "common/Kolesky_Types.hpp"
 #include "dense/Kolesky_Potrf_Internal.hpp"
+#include "dense/Kolesky_PotrsWarp.hpp"
 
 namespace kolesky {
 namespace batched {
@@ -239,6 +240,28 @@ void potrf(const ExecSpace& exec, const Uplo uplo, const Kokkos::View<T***, P...
 
 namespace impl {
 
+// batched_potrs_warp's source for a uniform batch: matrix p, unless its info says it failed.
+template <class ABatch, class BBatch, class Info>
+struct UniformSolveSource {
+  using T = typename BBatch::value_type;
+  ABatch a;
+  BBatch b;
+  Info info;
+  bool skip, lower;
+  KOKKOS_INLINE_FUNCTION bool operator()(const int p, int& n, int& nrhs,
+                                         kolesky::impl::Strided<const T>& l,
+                                         kolesky::impl::Strided<T>& bp) const {
+    if (skip && info(p) != 0) return false;
+    const auto m0 = a.matrix(p);
+    const auto m = lower ? m0 : m0.transposed();
+    l = {m.p, m.rs, m.cs};
+    bp = b.matrix(p);
+    n = a.rows();
+    nrhs = b.cols();
+    return true;
+  }
+};
+
 // B <- A^{-1} B for every matrix whose info is 0 (info == nullptr-like: a View of extent 0
 // means all).
 template <class Exec, class ABatch, class BBatch, class Info>
@@ -261,6 +284,22 @@ void potrs_launch(const Exec& exec, const Uplo uplo, const ABatch& a, const BBat
                                                      b.matrix(p));
         });
   } else {
+#if defined(KOKKOS_ENABLE_CUDA)
+    // Orders 17-256 with a unit stride in the factor: a warp per matrix, B in registers
+    // (the dense solve's warp kernel; row-major factors staged through shared memory). Up
+    // to 8x the team solve below (docs/performance_log.md, issue 15 session 62).
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      const auto m0 = a.matrix(0);
+      const std::ptrdiff_t rs = lower ? m0.rs : m0.cs, cs = lower ? m0.cs : m0.rs;
+      if (n <= kolesky::impl::kPotrsWarpMaxN && (rs == 1 || cs == 1) &&
+          kolesky::impl::PotrsWarpKnobs::get().batched != 0) {
+        kolesky::impl::batched_potrs_warp<T>(
+            exec, "kolesky::batched::potrs_warp", a.size(), n, rs != 1,
+            UniformSolveSource<ABatch, BBatch, Info>{a, b, info, skip, lower});
+        return;
+      }
+    }
+#endif
     using Policy = Kokkos::TeamPolicy<Exec>;
     using Member = typename Policy::member_type;
     Kokkos::parallel_for(

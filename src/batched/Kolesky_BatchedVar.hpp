@@ -353,6 +353,26 @@ struct VarSolveOne {
   }
 };
 
+// batched_potrs_warp's source for the matrices of one size class.
+template <class Solve, class Perm>
+struct VarSolveSource {
+  Solve solve;
+  Perm perm;
+  int first;
+  template <class T>
+  KOKKOS_INLINE_FUNCTION bool operator()(const int t, int& n, int& nrhs,
+                                         kolesky::impl::Strided<const T>& l,
+                                         kolesky::impl::Strided<T>& b) const {
+    const int p = perm(first + t);
+    if (solve.info(p) != 0) return false;
+    n = solve.va.order(p);
+    nrhs = solve.vb.ncols(p);
+    l = solve.factor(p);
+    b = solve.vb.matrix(p);
+    return true;
+  }
+};
+
 template <class Exec, class TA, class M, class T, class MB, class Info>
 void var_potrs(const Exec& exec, const Uplo uplo, const VarBatch<TA, M>& a,
                const VarBatch<T, MB>& b, const Info& info) {
@@ -368,14 +388,35 @@ void var_potrs(const Exec& exec, const Uplo uplo, const VarBatch<TA, M>& a,
         Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, a.size()),
         KOKKOS_LAMBDA(const int t) { solve(perm(t)); });
   } else {
-    // GPU: a thread per matrix up to order 16, a team per matrix above (classes above the
-    // first come first in by_class()).
+    // GPU: a thread per matrix up to order 16, a warp per matrix to 256 (B in registers, as
+    // the uniform batches), a team per matrix above (classes above the first come first in
+    // by_class(), so those are its first entries).
     const int small = a.class_count(0), first_small = a.class_begin(0);
     if (small > 0)
       Kokkos::parallel_for("kolesky::batched::potrs_var_thread",
                            Kokkos::RangePolicy<Exec>(exec, 0, small),
                            KOKKOS_LAMBDA(const int t) { solve(perm(first_small + t)); });
-    const int count = a.size() - small;
+    int count = a.size() - small;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      if (kolesky::impl::PotrsWarpKnobs::get().batched != 0) {
+        count = 0;
+        for (int c = 1; c < kVarClasses; ++c) {
+          const int max_n = a.class_max_order(c), n_c = a.class_count(c);
+          if (n_c == 0) continue;
+          if (max_n > kolesky::impl::kPotrsWarpMaxN) {  // the last class, first in by_class()
+            count = n_c;
+            continue;
+          }
+          // Column-major matrices: an Upper factor is row-major as L.
+          kolesky::impl::batched_potrs_warp<T>(
+              exec, "kolesky::batched::potrs_var_warp", n_c, max_n, !lower,
+              VarSolveSource<VarSolveOne<TA, M, T, MB, Info>, decltype(perm)>{solve, perm,
+                                                                               a.class_begin(c)});
+        }
+      }
+    }
+#endif
     if (count == 0) return;
     using Policy = Kokkos::TeamPolicy<Exec>;
     using Member = typename Policy::member_type;

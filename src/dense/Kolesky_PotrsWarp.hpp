@@ -16,6 +16,7 @@
 #include <Kokkos_Core.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "common/Kolesky_Compat.hpp"
 #include "common/Kolesky_CudaCache.hpp"
@@ -36,9 +37,12 @@ constexpr int kPotrsTeamMaxN = 32 * 8 * kPotrsTeamWarps;
 // Measurement knobs (perf_test, tests): `warp` for the warp per right-hand side, `team` for
 // the team per right-hand side; 0 never takes that solve, 2 wherever it applies
 // (n <= kPotrsWarpMaxN, kPotrsWarpMaxN < n <= kPotrsTeamMaxN), 1 (default) picks.
+// `batched` for batched::potrs (a warp per matrix, orders 17-256): 0 never, 1 (default) where
+// the factor has a unit stride.
 struct PotrsWarpKnobs : Knobs<PotrsWarpKnobs> {
   int warp = 1;
   int team = 1;
+  int batched = 1;
 };
 
 // Where it beats both the one-launch block-row solve (PotrsFlow, one launch per four
@@ -95,24 +99,27 @@ __forceinline__ __device__ void warp_reduce_scatter(T (&p)[32], const int lane) 
 }
 #endif
 
-template <class T, int M>
-struct PotrsWarp {
-  Strided<const T> l;
-  Strided<T> b;
-  int n;
+// One right-hand side's solve by one warp, the column in registers (row lane + 32 m in
+// element m). Staged: L is row-major (unit column stride: an Upper factor of a column-major
+// matrix, a Lower one of a row-major batch), so lane-per-row reads would touch 32 lines each;
+// a tile is then read along its rows into the warp's shared buffer (`stage`, TB x 32 x 33)
+// and taken out by rows. One block (M = 1, orders to 32) with a `stage`: the diagonal tile
+// stays there from the forward sweep to the backward one, so L is read once, not twice.
+// Otherwise `stage` may be null.
+template <class T, int M, bool Staged = false>
+struct PotrsWarpColumn {
   static constexpr int TB = 2;  // tiles whose loads are in flight together
+  static constexpr int kStage = (M == 1 ? 1 : TB) * 32 * 33;  // elements of `stage`
 
-  KOKKOS_INLINE_FUNCTION void operator()(
-      const typename Kokkos::TeamPolicy<Kokkos::Cuda>::member_type& member) const {
 #ifdef __CUDA_ARCH__
+  __device__ static void solve(const int lane, const int n, const Strided<const T> l,
+                               const Strided<T> b, T* const stage) {
     constexpr unsigned kAll = 0xffffffffu;
-    const int lane = member.team_rank();  // the team is one warp
-    const int r = member.league_rank();  // the right-hand side
     T y[M];
 #pragma unroll
     for (int m = 0; m < M; ++m) {
       const int i = lane + 32 * m;
-      y[m] = i < n ? b(i, r) : T(0);
+      y[m] = i < n ? b(i, 0) : T(0);
     }
     const int nb = (n + 31) / 32;
     // Forward, L Y = B.
@@ -122,8 +129,14 @@ struct PotrsWarp {
       // The diagonal tile's row, loaded before the chain (a load per step inside it waited
       // out the L2 latency 32 times a block).
       T lq[32];
+      load_diagonal(lq, l, n, lane, k0, stage);
+      if constexpr (M == 1 && !Staged) {
+        if (stage != nullptr) {
+          __syncwarp();  // the last right-hand side's backward reads of it are done
 #pragma unroll
-      for (int q = 0; q < 32; ++q) lq[q] = q < lane && row < n ? l(row, k0 + q) : T(0);
+          for (int q = 0; q < 32; ++q) stage[33 * lane + q] = lq[q];  // as Staged leaves it
+        }
+      }
       const T rd = row < n ? T(1) / l(row, row) : T(0);
       T z = take(y, kb);
 #pragma unroll
@@ -139,7 +152,7 @@ struct PotrsWarp {
       for (int m0 = 1; m0 < M; m0 += TB) {
         if (m0 + TB - 1 <= kb) continue;
         T lv[TB][32];
-        load_tiles(lv, lane, m0, kb, k0);
+        load_tiles(lv, l, n, lane, m0, kb, k0, stage);
 #pragma unroll
         for (int q = 0; q < 32; ++q) {
           const T x = __shfl_sync(kAll, z, q);
@@ -162,7 +175,7 @@ struct PotrsWarp {
       for (int m0 = 1; m0 < M; m0 += TB) {
         if (m0 + TB - 1 <= kb) continue;
         T lv[TB][32];
-        load_tiles(lv, lane, m0, kb, k0);
+        load_tiles(lv, l, n, lane, m0, kb, k0, stage);
 #pragma unroll
         for (int t = 0; t < TB; ++t)
           if (m0 + t < M)
@@ -170,9 +183,17 @@ struct PotrsWarp {
             for (int q = 0; q < 32; ++q) p[q] += lv[t][q] * y[m0 + t];
       }
       warp_reduce_scatter(p, lane);
-      T lq[32];  // the diagonal tile's column, before the chain
+      // The diagonal tile's column (lane = column: along rows, so coalesced when Staged),
+      // from the forward sweep's copy where there is one (zero at and above the diagonal).
+      T lq[32];
+      if (M == 1 && stage != nullptr) {
+        __syncwarp();
 #pragma unroll
-      for (int q = 0; q < 32; ++q) lq[q] = q > lane && q < kn ? l(k0 + q, row) : T(0);
+        for (int q = 0; q < 32; ++q) lq[q] = stage[33 * q + lane];
+      } else {
+#pragma unroll
+        for (int q = 0; q < 32; ++q) lq[q] = q > lane && q < kn ? l(k0 + q, row) : T(0);
+      }
       const T rd = row < n ? T(1) / l(row, row) : T(0);
       T z = take(y, kb) - p[0];
 #pragma unroll
@@ -187,25 +208,63 @@ struct PotrsWarp {
 #pragma unroll
     for (int m = 0; m < M; ++m) {
       const int i = lane + 32 * m;
-      if (i < n) b(i, r) = y[m];
+      if (i < n) b(i, 0) = y[m];
     }
-#else
-    (void)member;
-#endif
+  }
+
+  // Row lane of NT tiles (i0 + 32 t, k0) into v: v[t][q] = L(i0 + 32 t + lane, k0 + q) where
+  // `in(t, r, c)` holds for element (r, c) of tile t, else 0. Staged: every tile's loads are
+  // issued along its rows (lane = column) first, then go through the buffer.
+  template <int NT, class In>
+  __device__ static void rows_of_tiles(T (&v)[NT][32], const Strided<const T> l, const int lane,
+                                       const int i0, const int k0, T* const buf, const In& in) {
+    if constexpr (Staged) {
+      __syncwarp();  // the buffer's last reads are done
+#pragma unroll
+      for (int t = 0; t < NT; ++t)
+#pragma unroll
+        for (int r = 0; r < 32; ++r)
+          v[t][r] = in(t, r, lane) ? l(i0 + 32 * t + r, k0 + lane) : T(0);
+#pragma unroll
+      for (int t = 0; t < NT; ++t)
+#pragma unroll
+        for (int r = 0; r < 32; ++r) buf[32 * 33 * t + 33 * r + lane] = v[t][r];
+      __syncwarp();
+#pragma unroll
+      for (int t = 0; t < NT; ++t)
+#pragma unroll
+        for (int q = 0; q < 32; ++q) v[t][q] = buf[32 * 33 * t + 33 * lane + q];
+    } else {
+      (void)buf;
+#pragma unroll
+      for (int t = 0; t < NT; ++t)
+#pragma unroll
+        for (int q = 0; q < 32; ++q)
+          v[t][q] = in(t, lane, q) ? l(i0 + 32 * t + lane, k0 + q) : T(0);
+    }
+  }
+
+  // The diagonal tile's strictly lower rows (lane's row), before the forward chain.
+  __device__ static void load_diagonal(T (&lq)[32], const Strided<const T> l, const int n,
+                                       const int lane, const int k0, T* const stage) {
+    T v[1][32];
+    rows_of_tiles(v, l, lane, k0, k0, stage,
+                  [&](int, const int r, const int c) { return c < r && k0 + r < n; });
+#pragma unroll
+    for (int q = 0; q < 32; ++q) lq[q] = v[0][q];
   }
 
   // Tiles m0 .. m0 + TB - 1 of block column kb, this lane's row of each; zero for tiles at or
   // above the diagonal (m <= kb) and rows past n. Predicated loads, no branch: all in flight.
-  KOKKOS_FORCEINLINE_FUNCTION void load_tiles(T (&lv)[TB][32], const int lane, const int m0,
-                                              const int kb, const int k0) const {
-#pragma unroll
-    for (int t = 0; t < TB; ++t) {
-      const int i = lane + 32 * (m0 + t);
-      const bool in = m0 + t < M && m0 + t > kb && i < n;
-#pragma unroll
-      for (int q = 0; q < 32; ++q) lv[t][q] = in ? l(i, k0 + q) : T(0);
-    }
+  __device__ static void load_tiles(T (&lv)[TB][32], const Strided<const T> l, const int n,
+                                    const int lane, const int m0, const int kb, const int k0,
+                                    T* const stage) {
+    const int i0 = 32 * m0;
+    rows_of_tiles(lv, l, lane, i0, k0, stage, [&](const int t, const int r, int) {
+      return m0 + t < M && m0 + t > kb && i0 + 32 * t + r < n;
+    });
   }
+#endif
 
   // Block kb of this lane's rows (kb is not a compile-time index: selects keep y in registers).
   KOKKOS_FORCEINLINE_FUNCTION static T take(const T (&y)[M], const int kb) {
@@ -217,6 +276,25 @@ struct PotrsWarp {
   KOKKOS_FORCEINLINE_FUNCTION static void put(T (&y)[M], const int kb, const T z) {
 #pragma unroll
     for (int m = 0; m < M; ++m) y[m] = m == kb ? z : y[m];
+  }
+};
+
+// The dense solve: a warp per right-hand side.
+template <class T, int M>
+struct PotrsWarp {
+  Strided<const T> l;
+  Strided<T> b;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<Kokkos::Cuda>::member_type& member) const {
+#ifdef __CUDA_ARCH__
+    // The team is one warp; its league rank the right-hand side.
+    PotrsWarpColumn<T, M>::solve(member.team_rank(), n, l, b.shifted(0, member.league_rank()),
+                                 nullptr);
+#else
+    (void)member;
+#endif
   }
 };
 
@@ -237,6 +315,60 @@ void potrs_warp(const Kokkos::Cuda& exec, const int n, const int nrhs, const Str
   if (m <= 2) return launch_potrs_warp<T, 2>(exec, n, nrhs, l, b);
   if (m <= 4) return launch_potrs_warp<T, 4>(exec, n, nrhs, l, b);
   launch_potrs_warp<T, 8>(exec, n, nrhs, l, b);
+}
+
+// batched::potrs: a warp per matrix, each right-hand side in turn. Src(t, n, nrhs, l, b)
+// gives league member t's matrix (order, columns of B, factor as L, B) or false to skip it
+// (a failed factorization).
+template <class Src, class T, int M, bool Staged>
+struct BatchedPotrsWarp {
+  using Shared = Kokkos::View<T*, Kokkos::Cuda::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Src src;
+
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<Kokkos::Cuda>::member_type& member) const {
+#ifdef __CUDA_ARCH__
+    using W = PotrsWarpColumn<T, M, Staged>;
+    T* stage = nullptr;
+    if constexpr (Staged || M == 1) stage = Shared(member.team_scratch(0), W::kStage).data();
+    int n = 0, nrhs = 0;
+    Strided<const T> l{};
+    Strided<T> b{};
+    if (!src(member.league_rank(), n, nrhs, l, b)) return;
+    for (int r = 0; r < nrhs; ++r) W::solve(member.team_rank(), n, l, b.shifted(0, r), stage);
+#else
+    (void)member;
+#endif
+  }
+};
+
+template <class T, int M, bool Staged, class Src>
+void launch_batched_potrs_warp(const Kokkos::Cuda& exec, const char* label, const int count,
+                               const Src& src) {
+  Kokkos::TeamPolicy<Kokkos::Cuda> policy(exec, count, 32);
+  if (Staged || M == 1)
+    policy.set_scratch_size(0, Kokkos::PerTeam(sizeof(T) * PotrsWarpColumn<T, M, Staged>::kStage));
+  Kokkos::parallel_for(label, policy, BatchedPotrsWarp<Src, T, M, Staged>{src});
+}
+
+// `count` matrices of orders up to max_n <= kPotrsWarpMaxN; staged: the factors are row-major.
+template <class T, class Src>
+void batched_potrs_warp(const Kokkos::Cuda& exec, const char* label, const int count,
+                        const int max_n, const bool staged, const Src& src) {
+  if (count <= 0) return;
+  const int m = (max_n + 31) / 32;
+  auto go = [&](auto mc) {
+    constexpr int Mc = decltype(mc)::value;
+    if (staged)
+      launch_batched_potrs_warp<T, Mc, true>(exec, label, count, src);
+    else
+      launch_batched_potrs_warp<T, Mc, false>(exec, label, count, src);
+  };
+  if (m <= 1) return go(std::integral_constant<int, 1>());
+  if (m <= 2) return go(std::integral_constant<int, 2>());
+  if (m <= 4) return go(std::integral_constant<int, 4>());
+  go(std::integral_constant<int, 8>());
 }
 
 // The 32 x 32 diagonal blocks' inverses for PotrsTeam, a warp per block: lane j solves
@@ -330,9 +462,9 @@ struct PotrsTeam {
 #pragma unroll
         for (int q = 0; q < 32; ++q) lv[q] = i < n ? l(i, 32 * kb + q) : T(0);
         prefetch_inverse(lane, nx, false);
-        T z = PotrsWarp<T, M>::take(y, nx / W) - dot_shuffled(lv, xk);
+        T z = PotrsWarpColumn<T, M>::take(y, nx / W) - dot_shuffled(lv, xk);
         z = apply_inverse(z, lane, nx, false);
-        PotrsWarp<T, M>::put(y, nx / W, z);
+        PotrsWarpColumn<T, M>::put(y, nx / W, z);
         xs(32 * (nx & 1) + lane) = z;
       }
       forward_tiles(y, lane, w, nx, kb, &xs(32 * (kb & 1)));
@@ -340,9 +472,9 @@ struct PotrsTeam {
     }
     // Backward, L^T X = Y.
     if ((nb - 1) % W == w) {
-      T z = PotrsWarp<T, M>::take(y, (nb - 1) / W);
+      T z = PotrsWarpColumn<T, M>::take(y, (nb - 1) / W);
       z = apply_inverse(z, lane, nb - 1, true);
-      PotrsWarp<T, M>::put(y, (nb - 1) / W, z);
+      PotrsWarpColumn<T, M>::put(y, (nb - 1) / W, z);
       xs(32 * ((nb - 1) & 1) + lane) = z;
     }
     member.team_barrier();
@@ -356,9 +488,9 @@ struct PotrsTeam {
         for (int q = 0; q < 32; ++q) p[q] = (row < n ? l(row, 32 * nx + q) : T(0)) * xk;
         prefetch_inverse(lane, nx, true);
         warp_reduce_scatter(p, lane);
-        T z = PotrsWarp<T, M>::take(y, nx / W) - p[0];
+        T z = PotrsWarpColumn<T, M>::take(y, nx / W) - p[0];
         z = apply_inverse(z, lane, nx, true);
-        PotrsWarp<T, M>::put(y, nx / W, z);
+        PotrsWarpColumn<T, M>::put(y, nx / W, z);
         xs(32 * (nx & 1) + lane) = z;
       }
       backward_tiles(y, lane, w, nx, kb, xk);
