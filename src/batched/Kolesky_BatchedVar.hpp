@@ -16,7 +16,8 @@
 // with the kernel and team size for that class) and no host synchronisation. On the GPU orders
 // up to 16 take a thread each, 17-128 a team of 32-128 threads with the row-register kernel of
 // uniform batches, larger ones a team working in device memory; on the host each thread takes
-// whole matrices, largest first.
+// whole matrices, largest first. The GPU's solves: a thread per matrix to 16, a warp per matrix
+// to 256 (dense/Kolesky_PotrsWarp.hpp), a team above.
 #pragma once
 #include <Kokkos_Core.hpp>
 
