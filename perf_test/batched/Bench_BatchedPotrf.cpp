@@ -215,6 +215,22 @@ void kolesky_batched_mixed(benchmark::State& st) {
   // Reported as the uniform time; the table divides (mixed ms / uniform_ms).
 }
 
+// Words a solve with one right-hand side must move for a matrix of order n: the factor's
+// triangle read once, B read and written.
+double solve_words(const int n) { return 0.5 * double(n) * (n + 1) + 2.0 * n; }
+
+// One right-hand side per matrix of a uniform batch, (batch, n), the same for every solve
+// benchmark.
+template <class T>
+Kokkos::View<T**, Kokkos::LayoutRight, Mem> make_rhs(const int batch, const int n) {
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b0("B0", batch, n);
+  Kokkos::parallel_for(
+      "kolesky::perf::fill_rhs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
+        for (int i = 0; i < n; ++i) b0(p, i) = T(1) + T(0.125) * T((p + i) % 7);
+      });
+  return b0;
+}
+
 // Median of 7 timed solves with the GPU's warp solve switched off (the team solve it
 // replaced at orders 17-256), each after reset(): the before of the same process.
 template <class Reset, class Solve>
@@ -247,11 +263,8 @@ void kolesky_batched_potrs(benchmark::State& st, const bool upper) {
   S a0("A0", batch, n, n), a("A", batch, n, n);
   fill_spd(a0);
   Kokkos::deep_copy(a.data, a0.data);
-  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b0("B0", batch, n), b("B", batch, n);
-  Kokkos::parallel_for(
-      "kolesky::perf::fill_rhs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
-        for (int i = 0; i < n; ++i) b0(p, i) = T(1) + T(0.125) * T((p + i) % 7);
-      });
+  const auto b0 = make_rhs<T>(batch, n);
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b("B", batch, n);
   Kokkos::View<int*, Mem> info("info", batch);
   kolesky::batched::potrf(Exec(), uplo, a, info);
   Exec().fence();
@@ -289,7 +302,7 @@ void kolesky_batched_potrs(benchmark::State& st, const bool upper) {
   st.counters["batch"] = batch;
   if (!kHost) st.counters["team_ms"] = team_solve_ms([&] { Kokkos::deep_copy(b, b0); },
                                                      [&] { kolesky::batched::potrs(Exec(), uplo, a, b, info); });
-  const double words = double(batch) * (0.5 * double(n) * (n + 1) + 2.0 * n);
+  const double words = batch * solve_words(n);
   st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["GFLOP/s"] = benchmark::Counter(2.0 * batch * double(n) * n * 1e-9,
                                               benchmark::Counter::kIsIterationInvariantRate);
@@ -306,7 +319,7 @@ void kolesky_batched_mixed_potrs(benchmark::State& st) {
   const std::vector<int> orders = mixed_orders(nmax, batch);
   double words = 0, flops = 0;
   for (const int n : orders) {
-    words += 0.5 * double(n) * (n + 1) + 2.0 * n;
+    words += solve_words(n);
     flops += 2.0 * double(n) * n;
   }
   VarBatch<T, Mem> a0("A0", orders), a("A", orders);
@@ -533,11 +546,8 @@ void cusolver_potrs_batched(benchmark::State& st) {
   const int n = int(st.range(0)), batch = batch_for(n, sizeof(T), int(st.range(1)));
   kolesky::batched::StridedBatch<T, Kokkos::LayoutRight, Mem> a("A", batch, n, n);
   fill_spd(a);
-  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b0("B0", batch, n), b("B", batch, n);
-  Kokkos::parallel_for(
-      "fill_rhs", Kokkos::RangePolicy<Exec>(0, batch), KOKKOS_LAMBDA(const int p) {
-        for (int i = 0; i < n; ++i) b0(p, i) = T(1) + T(0.125) * T((p + i) % 7);
-      });
+  const auto b0 = make_rhs<T>(batch, n);
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> b("B", batch, n);
   Kokkos::View<int*, Mem> info("info", batch), pinfo("pinfo", 1);
   Kokkos::View<std::uintptr_t*, Mem> ap("ap", batch), bp("bp", batch);
   T* abase = a.data.data();
@@ -580,7 +590,7 @@ void cusolver_potrs_batched(benchmark::State& st) {
   }
   st.counters["n"] = n;
   st.counters["batch"] = batch;
-  const double words = double(batch) * (0.5 * double(n) * (n + 1) + 2.0 * n);
+  const double words = batch * solve_words(n);
   st.counters["GB/s"] = benchmark::Counter(words * sizeof(T) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 #endif

@@ -286,8 +286,8 @@ void potrs_launch(const Exec& exec, const Uplo uplo, const ABatch& a, const BBat
   } else {
 #if defined(KOKKOS_ENABLE_CUDA)
     // Orders 17-256 with a unit stride in the factor: a warp per matrix, B in registers
-    // (the dense solve's warp kernel; row-major factors staged through shared memory). Up
-    // to 8x the team solve below (docs/performance_log.md, issue 15 session 62).
+    // (the dense solve's warp kernel; row-major factors staged through shared memory). 3-9x
+    // the team solve below (docs/performance_log.md, issue 15 session 62).
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
       const auto m0 = a.matrix(0);
       const std::ptrdiff_t rs = lower ? m0.rs : m0.cs, cs = lower ? m0.cs : m0.rs;
