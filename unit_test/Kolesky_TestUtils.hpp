@@ -14,6 +14,15 @@
 namespace kolesky {
 namespace test {
 
+// Saves one knob struct (impl::FlowKnobs, impl::PotrsWarpKnobs, ...: anything with a static
+// get() returning a reference) and puts it back when the test ends, even by an assertion's
+// early return.
+template <class Knobs>
+struct KnobsRestore {
+  Knobs saved = Knobs::get();
+  ~KnobsRestore() { Knobs::get() = saved; }
+};
+
 // The host pool / calling-thread knob (impl::HostTeamKnobs::force), restored when the test
 // ends, even by an assertion's early return.
 struct HostTeamForce {

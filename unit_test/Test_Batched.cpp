@@ -211,9 +211,7 @@ TYPED_TEST(Batched, PotrsWarpOrders) {
   for (const int n : {17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128, 129, 160, 200, 255, 256, 257})
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) check_posv<R>(n, 9, uplo, opt, 0, n % 2 ? 1 : 3);
   for (const int n : {40, 200}) check_posv<L>(n, 5, Uplo::Lower, opt, 0, 2);
-  struct Restore {
-    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
-  } restore;
+  const KnobsRestore<kolesky::impl::PotrsWarpKnobs> restore;
   kolesky::impl::PotrsWarpKnobs::get().batched = 0;
   for (const int n : {33, 200})
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) check_posv<R>(n, 9, uplo, opt, 0, 2);

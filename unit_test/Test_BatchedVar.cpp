@@ -178,9 +178,7 @@ TYPED_TEST(BatchedVar, SolveAcrossWarpLimit) {
     check_var<TypeParam>(wide, uplo, 2, true);
     check_var<TypeParam>(narrow, uplo, 1, true);
   }
-  struct Restore {
-    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
-  } restore;
+  const KnobsRestore<kolesky::impl::PotrsWarpKnobs> restore;
   kolesky::impl::PotrsWarpKnobs::get().batched = 0;
   check_var<TypeParam>(narrow, Uplo::Upper, 2, true);
 }

@@ -325,10 +325,7 @@ TYPED_TEST(Potrf, StagedKernelsForced) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
     using T = TypeParam;
-    struct Restore {  // the knobs go back even when an assertion returns early
-      impl::StagedKnobs saved = impl::StagedKnobs::get();
-      ~Restore() { impl::StagedKnobs::get() = saved; }
-    } restore;
+    const KnobsRestore<impl::StagedKnobs> restore;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (const int split : {2, 1, 0}) {  // 2: the split kernel's DMMA path, 1: FFMA
       impl::StagedKnobs::get().split_min = split ? 1 : 1 << 30;

@@ -353,9 +353,7 @@ TYPED_TEST(PotrfBlocked, PotrsFewRightHandSides) {
 // Other backends run their own path on the same cases.
 TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
   using T = TypeParam;
-  struct Restore {
-    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
-  } restore;
+  const KnobsRestore<kolesky::impl::PotrsWarpKnobs> restore;
   kolesky::impl::PotrsWarpKnobs::get().warp = 2;
   for (const int n : {1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300})
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
@@ -387,9 +385,7 @@ TYPED_TEST(PotrfBlocked, PotrsWarpPerColumn) {
 TYPED_TEST(PotrfBlocked, PotrsTeamPerColumn) {
   using T = TypeParam;
   const bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-  struct Restore {
-    ~Restore() { kolesky::impl::PotrsWarpKnobs::get() = {}; }
-  } restore;
+  const KnobsRestore<kolesky::impl::PotrsWarpKnobs> restore;
   kolesky::impl::PotrsWarpKnobs::get().team = 2;
   std::vector<int> sizes = {257, 300, 511, 512, 513, 545};
   if (!host) sizes.insert(sizes.end(), {1000, 1024, 1025, 1537, 2047, 2048, 2049});
@@ -418,16 +414,14 @@ TYPED_TEST(PotrfBlocked, PotrsTeamPerColumn) {
 namespace {
 // PotrsInverse's knobs for one test: the other solves off, this one forced; restored after.
 struct PotrsInverseForced {
+  KnobsRestore<kolesky::impl::PotrsInvKnobs> inv;
+  KnobsRestore<kolesky::impl::PotrsWarpKnobs> warp;
+  KnobsRestore<kolesky::impl::PotrsKnobs> flow;
   PotrsInverseForced() {
     kolesky::impl::PotrsWarpKnobs::get().warp = 0;
     kolesky::impl::PotrsWarpKnobs::get().team = 0;
     kolesky::impl::PotrsKnobs::get().flow = 0;
     kolesky::impl::PotrsInvKnobs::get().inv = 2;
-  }
-  ~PotrsInverseForced() {
-    kolesky::impl::PotrsInvKnobs::get() = {};
-    kolesky::impl::PotrsWarpKnobs::get() = {};
-    kolesky::impl::PotrsKnobs::get() = {};
   }
 };
 

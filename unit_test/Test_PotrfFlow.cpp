@@ -98,10 +98,7 @@ void plan_three_calls(Plan& plan, const Dense& a) {
 }
 
 // Puts every dataflow knob back when a test ends, also when an assertion returns early.
-struct FlowKnobsRestore {
-  impl::FlowKnobs saved = impl::FlowKnobs::get();
-  ~FlowKnobsRestore() { impl::FlowKnobs::get() = saved; }
-};
+using FlowKnobsRestore = KnobsRestore<impl::FlowKnobs>;
 
 std::string describe(const PotrfOptions& o, int n, Uplo u) {
   return std::string("algo=") + name(o.algo) + " n=" + std::to_string(n) +
@@ -222,8 +219,8 @@ TYPED_TEST(PotrfFlow, TensorCoreAndPlainUpdates) {
 
 // The measured split thresholds per scalar, and the knob over them.
 TEST(PotrfFlowKnobs, SplitRowsByScalar) {
+  const FlowKnobsRestore restore;
   auto& k = impl::FlowKnobs::get();
-  const int saved = k.split_rows;
   k.split_rows = 0;
   EXPECT_EQ(impl::split_rows_for<double>(), 6144);
   EXPECT_EQ(impl::split_rows_for<float>(), 6144);
@@ -240,16 +237,14 @@ TEST(PotrfFlowKnobs, SplitRowsByScalar) {
   EXPECT_FALSE(impl::split_here<float>(8192, 2048, 1024, 1024, true));  // 5120 rows below
   EXPECT_FALSE(impl::split_here<double>(7000, 0, 768, 768, false));  // 5464 below the second
   EXPECT_TRUE(impl::split_here<double>(7800, 0, 768, 768, false));
-  const int first = k.split_first;
   k.split_first = 1;
   EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, false));
   k.split_first = 0;
   EXPECT_FALSE(impl::split_here<float>(8192, 0, 1024, 1024, false));
-  k.split_first = first;
+  k.split_first = restore.saved.split_first;
   k.split_rows = 5;
   EXPECT_EQ(impl::split_rows_for<double>(), 5);
   EXPECT_EQ(impl::split_rows_for<float>(), 5);
-  k.split_rows = saved;
 }
 
 // Large-n panels (CUDA): the dataflow kernel on the diagonal block and cuBLAS on the rows
