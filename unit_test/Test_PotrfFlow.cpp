@@ -241,8 +241,7 @@ TEST(PotrfFlowKnobs, SplitRowsByScalar) {
   EXPECT_TRUE(impl::split_here<float>(7500, 0, 1024, 1024, false));
   k.split_first = 0;
   EXPECT_FALSE(impl::split_here<float>(8192, 0, 1024, 1024, false));
-  k.split_first = restore.saved.split_first;
-  k.split_rows = 5;
+  k.split_rows = 5;  // split_rows_for reads split_rows only
   EXPECT_EQ(impl::split_rows_for<double>(), 5);
   EXPECT_EQ(impl::split_rows_for<float>(), 5);
 }
